@@ -1,0 +1,33 @@
+"""Activities: every side effect of an incident, each idempotent.
+
+They read the scheduler's state before changing it, and write their audit row
+with a key that names the step, so a retry after a crash neither acts nor
+records twice.
+"""
+
+from collections.abc import Callable
+
+from activities.assessment import AssessmentActivities
+from activities.audit import AuditActivities
+from activities.evidence import EvidenceActivities
+from activities.follow import FollowActivities
+from activities.scheduler import SchedulerActivities
+from respawn.services import Services
+
+
+def all_activities(services: Services) -> list[Callable]:
+    evidence = EvidenceActivities(services)
+    assessment = AssessmentActivities(services)
+    scheduler = SchedulerActivities(services)
+    follow = FollowActivities(services)
+    audit = AuditActivities(services)
+    return [
+        evidence.gather_evidence,
+        assessment.assess,
+        scheduler.hold_job,
+        scheduler.exclude_nodes,
+        scheduler.release_job,
+        follow.await_next_attempt,
+        follow.await_progress,
+        audit.record_event,
+    ]

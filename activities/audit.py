@@ -1,0 +1,13 @@
+from temporalio import activity
+
+from respawn.audit import AuditEvent
+from respawn.services import Services
+
+
+class AuditActivities:
+    def __init__(self, services: Services) -> None:
+        self._audit = services.audit
+
+    @activity.defn(name="record_event")
+    async def record_event(self, event: AuditEvent) -> bool:
+        return self._audit.record(event)

@@ -1,0 +1,81 @@
+import asyncio
+from datetime import UTC, datetime
+
+from temporalio import activity
+
+from activities.errors import as_activity_error
+from respawn.evidence import Evidence, LineSource, LogLine
+from respawn.incident import DetectionKind, Gathered, GatherRequest
+from respawn.joblog import rank_of, read_lines, tail_lines
+from respawn.scheduler.errors import SchedulerError
+from respawn.services import Services
+
+_KERNEL_TAIL_LINES = 200
+
+
+class EvidenceActivities:
+    def __init__(self, services: Services) -> None:
+        self._s = services
+
+    @activity.defn(name="gather_evidence")
+    async def gather_evidence(self, req: GatherRequest) -> Gathered:
+        """The attempt's output, the kernel logs of its nodes, and what Slurm says."""
+        config = self._s.config
+        try:
+            job = await self._s.slurm.job(req.job_id)
+            nodes = await self._s.slurm.nodes()
+        except SchedulerError as exc:
+            raise as_activity_error(exc) from exc
+        raw, end = await asyncio.to_thread(read_lines, config.job_output(req.job_id), req.log_offset)
+        recent = raw[-config.logs.evidence_lines :]
+        placement = dict(enumerate(job.nodes))  # one task per node, block distribution
+        lines = []
+        for seq, text in enumerate(recent):
+            rank = rank_of(text)
+            lines.append(LogLine(text=text, rank=rank, node=placement.get(rank), seq=seq))
+        for node in job.nodes:
+            path = config.kernel_log(node)
+            if path is not None:
+                kernel = await asyncio.to_thread(tail_lines, path, _KERNEL_TAIL_LINES)
+                lines += [LogLine(text=t, source=LineSource.KERNEL, node=node, seq=i) for i, t in enumerate(kernel)]
+        for d in req.detections:
+            if d.kind is DetectionKind.JOB_ENDED and d.line:
+                lines.append(LogLine(text=d.line, source=LineSource.SCHEDULER))
+        down = {n.name for n in nodes if n.name in job.nodes and _unreachable(n.state, n.flags)}
+        down |= {d.node for d in req.detections if d.kind is DetectionKind.NODE_DOWN and d.node}
+        return Gathered(
+            evidence=Evidence(
+                cluster=config.cluster,
+                job_id=req.job_id,
+                attempt=req.attempt,
+                job_state=job.state,
+                exit_code=job.exit_code,
+                nodes=job.nodes,
+                placement=placement,
+                lines=lines,
+                down_nodes=sorted(down),
+                gathered_at=datetime.now(UTC),
+            ),
+            log_end=end,
+            checkpoint_step=self._newest_checkpoint(raw),
+            nodes_needed=len(job.nodes),
+            cluster_nodes=sorted(n.name for n in nodes),
+            excluded_nodes=job.excluded_nodes,
+            job_state=job.state,
+        )
+
+    def _newest_checkpoint(self, lines: list[str]) -> int | None:
+        """The newest checkpoint the attempt saved, else the one it resumed from."""
+        newest = None
+        for text in lines:
+            step = self._s.progress.checkpoint(text)
+            if step is None:
+                step = self._s.progress.resumed(text)
+            if step is not None:
+                newest = step if newest is None else max(newest, step)
+        return newest
+
+
+def _unreachable(state: str, flags: list[str]) -> bool:
+    state = state.lower()
+    return state.startswith("down") or "not_responding" in {f.lower() for f in flags}

@@ -1,0 +1,78 @@
+"""Following the next attempt until it trains again. Long polls that heartbeat,
+so a dead worker is noticed in seconds and the poll resumes elsewhere."""
+
+import asyncio
+import time
+from datetime import UTC, datetime
+
+from temporalio import activity
+
+from respawn.audit import AuditEvent, EventType
+from respawn.incident import AttemptStarted, FollowRequest, Resumed
+from respawn.joblog import read_lines
+from respawn.scheduler.errors import SchedulerError
+from respawn.services import Services
+
+_POLL_S = 0.25
+
+
+class FollowActivities:
+    def __init__(self, services: Services) -> None:
+        self._s = services
+
+    @activity.defn(name="await_next_attempt")
+    async def await_next_attempt(self, req: FollowRequest) -> AttemptStarted | None:
+        deadline = time.monotonic() + req.timeout_s
+        while time.monotonic() < deadline:
+            activity.heartbeat()
+            try:
+                job = await self._s.slurm.job(req.job_id)
+            except SchedulerError as exc:
+                if not getattr(exc, "retryable", False):
+                    return None  # the job vanished: nothing left to follow
+                job = None
+            if job is not None and job.restart_count > req.attempt and job.state == "RUNNING":
+                started = AttemptStarted(attempt=job.restart_count, nodes=job.nodes, at=datetime.now(UTC))
+                self._record(req, EventType.ATTEMPT_STARTED, started.attempt, started.nodes, {})
+                return started
+            await asyncio.sleep(_POLL_S)
+        return None
+
+    @activity.defn(name="await_progress")
+    async def await_progress(self, req: FollowRequest) -> Resumed | None:
+        """The first progress line of the new attempt, and the checkpoint it resumed from."""
+        deadline = time.monotonic() + req.timeout_s
+        path = self._s.config.job_output(req.job_id)
+        offset, resumed_from = req.log_offset, None
+        while time.monotonic() < deadline:
+            activity.heartbeat()
+            lines, offset = await asyncio.to_thread(read_lines, path, offset)
+            for text in lines:
+                step = self._s.progress.resumed(text)
+                if step is not None:
+                    resumed_from = step
+                    continue
+                step = self._s.progress.step(text)
+                if step is not None:
+                    resumed = Resumed(step=step, resumed_from=resumed_from, at=datetime.now(UTC))
+                    self._record(
+                        req, EventType.RESUMED, req.attempt + 1, [],
+                        {"step": step, "resumed_from": resumed_from, "line": text[:500]},
+                    )
+                    return resumed
+            await asyncio.sleep(_POLL_S)
+        return None
+
+    def _record(self, req: FollowRequest, event: EventType, attempt: int, nodes: list[str], details: dict) -> None:
+        self._s.audit.record(
+            AuditEvent(
+                key=f"{req.incident_id}/{event.value}",
+                event_type=event,
+                cluster=req.cluster,
+                job_id=req.job_id,
+                attempt=attempt,
+                incident_id=req.incident_id,
+                nodes=nodes,
+                details=details,
+            )
+        )

@@ -1,0 +1,87 @@
+"""Recovery actions on Slurm. Each one reads the job first and acts only when
+the desired state does not hold yet, then records what it found or did."""
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities.errors import as_activity_error
+from respawn.audit import AuditEvent, EventType
+from respawn.incident import ActionRequest, ActionResult
+from respawn.scheduler.errors import SchedulerError
+from respawn.services import Services
+
+_HELD_REASONS = {"jobhelduser", "jobheldadmin"}
+_GONE = {"COMPLETED", "CANCELLED"}
+
+
+class SchedulerActivities:
+    def __init__(self, services: Services) -> None:
+        self._s = services
+
+    @activity.defn(name="hold_job")
+    async def hold_job(self, req: ActionRequest) -> ActionResult:
+        """Requeue the attempt in held state, exactly once per incident.
+
+        Slurm's restart count is the durable witness: once it is past the failed
+        attempt, the requeue happened (by us before a crash, or by Slurm itself
+        after a node failure) and must not happen again.
+        """
+        async def act() -> ActionResult:
+            job = await self._s.slurm.job(req.job_id)
+            if job.restart_count > req.attempt:
+                return ActionResult(done=False, detail=f"already requeued (restart count {job.restart_count})")
+            if job.state in _GONE:
+                # The owner cancelled it, or it finished: recovery has nothing left to do.
+                raise ApplicationError(f"job is {job.state}", type="JobGone", non_retryable=True)
+            if job.state == "PENDING":
+                return ActionResult(done=False, detail=f"already pending ({job.state_reason})")
+            await self._s.slurm.requeue_hold(req.job_id)
+            return ActionResult(done=True, detail=f"requeued held from {job.state}")
+
+        return await self._run(req, EventType.HELD, "requeue_hold", act)
+
+    @activity.defn(name="exclude_nodes")
+    async def exclude_nodes(self, req: ActionRequest) -> ActionResult:
+        async def act() -> ActionResult:
+            job = await self._s.slurm.job(req.job_id)
+            if sorted(job.excluded_nodes) == sorted(req.exclude):
+                return ActionResult(done=False, detail="exclusions already in place")
+            await self._s.slurm.set_excluded_nodes(req.job_id, req.exclude)
+            return ActionResult(done=True, detail=f"excluded {','.join(req.exclude) or 'none'}")
+
+        return await self._run(req, EventType.EXCLUDED, "update_excluded_nodes", act)
+
+    @activity.defn(name="release_job")
+    async def release_job(self, req: ActionRequest) -> ActionResult:
+        """Release the held job and ask for an immediate start (no requeue back-off)."""
+        async def act() -> ActionResult:
+            job = await self._s.slurm.job(req.job_id)
+            if job.state != "PENDING":
+                return ActionResult(done=False, detail=f"already {job.state}")
+            if job.state_reason.lower() in _HELD_REASONS:
+                await self._s.slurm.release(req.job_id)
+            await self._s.slurm.start_now(req.job_id)
+            return ActionResult(done=True, detail="released")
+
+        return await self._run(req, EventType.RELEASED, "release", act)
+
+    async def _run(self, req: ActionRequest, event: EventType, action: str, act) -> ActionResult:
+        try:
+            result = await act()
+        except SchedulerError as exc:
+            raise as_activity_error(exc) from exc
+        self._s.audit.record(
+            AuditEvent(
+                key=f"{req.incident_id}/{event.value}",
+                event_type=event,
+                cluster=req.cluster,
+                job_id=req.job_id,
+                attempt=req.attempt,
+                incident_id=req.incident_id,
+                nodes=req.exclude if event is EventType.EXCLUDED else [],
+                action=action,
+                acted=True,
+                details={"changed": result.done, "detail": result.detail, "reason": req.reason},
+            )
+        )
+        return result

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs everything Respawn's demo and tests need on a fresh Debian machine:
+# Slurm + munge + OpenSSH from Debian, and a virtualenv at .venv with the
+# `respawn` command. Safe to run again: it skips what is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(slurm-wlm munge openssh-server openssh-client procps util-linux)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]} (apt)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [[ ! -x .venv/bin/python ]]; then
+  python3 -m venv .venv
+fi
+stamp=.venv/.installed
+if [[ ! -f $stamp || pyproject.toml -nt $stamp ]]; then
+  echo "setup: installing Python packages into .venv"
+  .venv/bin/pip install -q --disable-pip-version-check -e '.[workload,test]'
+  touch "$stamp"
+fi

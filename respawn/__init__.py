@@ -1,0 +1,1 @@
+"""Respawn: automatic recovery of distributed AI training jobs."""

@@ -1,0 +1,138 @@
+"""The cluster configuration: one YAML file, validated by pydantic.
+
+A bad file stops start-up with one line that names the file, the field and the
+problem, because this is read by people at 3 a.m.
+"""
+
+from enum import StrEnum
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from respawn.runbook import DEFAULT_DIR as DEFAULT_RUNBOOKS
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be used; the message is one line."""
+
+
+class Mode(StrEnum):
+    OBSERVE = "observe"  # recommend and record, never touch the scheduler
+    ACTION = "action"  # act on the scheduler
+
+    def narrowest(self, other: "Mode") -> "Mode":
+        """The stricter of two modes: a job can narrow what the operator allows, never widen it."""
+        return Mode.OBSERVE if Mode.OBSERVE in (self, other) else Mode.ACTION
+
+
+class Transport(StrEnum):
+    LOCAL = "local"
+    SSH = "ssh"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SshSettings(_Strict):
+    host: str
+    port: int = Field(default=22, ge=1, le=65535)
+    username: str = "root"
+    client_key: Path
+    known_hosts: Path  # host keys are pinned: verification is never switched off
+
+
+class SchedulerSettings(_Strict):
+    transport: Transport = Transport.LOCAL
+    slurm_conf: Path | None = None  # SLURM_CONF for the local transport
+    ssh: SshSettings | None = None
+    command_timeout_s: float = Field(default=20.0, gt=0)
+
+    @model_validator(mode="after")
+    def _ssh_needs_settings(self) -> "SchedulerSettings":
+        if self.transport is Transport.SSH and self.ssh is None:
+            raise ValueError("transport 'ssh' needs an 'ssh' section")
+        return self
+
+
+class TemporalSettings(_Strict):
+    address: str = "127.0.0.1:7233"
+    namespace: str = "default"
+    task_queue: str | None = None  # default: respawn-<cluster>
+    ui_url: str = "http://127.0.0.1:8233"
+
+
+class Environment(_Strict):
+    # The most this environment allows. New environments watch before they act.
+    max_mode: Mode = Mode.OBSERVE
+
+
+class LogSettings(_Strict):
+    # Where a job's output file lies; {job_id} is filled in. Operators set this
+    # rather than trusting a path a job reports about itself.
+    job_output: str
+    # A node's kernel log (trusted node-level evidence); {node} is filled in.
+    kernel_log: str | None = None
+    # How much of an attempt's output evidence gathering reads back.
+    evidence_lines: int = Field(default=400, ge=10, le=100_000)
+
+
+class Budgets(_Strict):
+    max_restarts: int = Field(default=3, ge=0)  # per job, unless a runbook says otherwise
+    # Stop when this many attempts in a row saved no new checkpoint.
+    no_checkpoint_attempts: int = Field(default=2, ge=1)
+
+
+class DetectorSettings(_Strict):
+    poll_interval_s: float = Field(default=0.5, gt=0, le=60)
+    # Detections of one interruption arrive over a second or so: wait this long
+    # before gathering evidence so they are read as one incident.
+    settle_s: float = Field(default=1.0, ge=0, le=60)
+    # A communication error is often the echo of a node that died: wait this
+    # long for Slurm to notice a dead node before blaming nobody.
+    cascade_wait_s: float = Field(default=20.0, ge=0, le=600)
+    # How long the incident follows the next attempt before it closes.
+    follow_timeout_s: float = Field(default=600.0, gt=0)
+    # At most this many log detections are signalled per job attempt.
+    max_signals_per_attempt: int = Field(default=20, ge=1)
+
+
+class ClusterConfig(_Strict):
+    cluster: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+    scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
+    temporal: TemporalSettings = Field(default_factory=TemporalSettings)
+    environments: dict[str, Environment]
+    logs: LogSettings
+    budgets: Budgets = Field(default_factory=Budgets)
+    detector: DetectorSettings = Field(default_factory=DetectorSettings)
+    audit_db: Path
+    runbooks: Path = DEFAULT_RUNBOOKS
+
+    @property
+    def task_queue(self) -> str:
+        return self.temporal.task_queue or f"respawn-{self.cluster}"
+
+    def job_output(self, job_id: int) -> Path:
+        return Path(self.logs.job_output.format(job_id=job_id))
+
+    def kernel_log(self, node: str) -> Path | None:
+        return Path(self.logs.kernel_log.format(node=node)) if self.logs.kernel_log else None
+
+
+def load_config(path: Path) -> ClusterConfig:
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level")
+    try:
+        return ClusterConfig.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top)"
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise ConfigError(f"{path}: {where}: {first['msg']}{more}") from None

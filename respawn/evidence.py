@@ -1,0 +1,33 @@
+"""What an incident knows about a failed attempt: the input of attribution."""
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, Field
+
+
+class LineSource(StrEnum):
+    JOB = "job"  # the job's own output: untrusted, any user can print anything
+    KERNEL = "kernel"  # a node's kernel log: trusted node-level evidence
+    SCHEDULER = "scheduler"  # what Slurm itself reports
+
+
+class LogLine(BaseModel):
+    text: str
+    source: LineSource = LineSource.JOB
+    node: str | None = None  # the node the line came from, when known
+    rank: int | None = None  # the rank that printed it, when the line is tagged
+    seq: int = 0  # position in its stream, so "earliest" is well defined
+
+
+class Evidence(BaseModel):
+    cluster: str
+    job_id: int
+    attempt: int
+    job_state: str | None = None  # Slurm's state when evidence was gathered
+    exit_code: int | None = None
+    nodes: list[str] = Field(default_factory=list)  # the attempt's allocation
+    placement: dict[int, str] = Field(default_factory=dict)  # rank -> node
+    lines: list[LogLine] = Field(default_factory=list)
+    down_nodes: list[str] = Field(default_factory=list)  # nodes Slurm saw DOWN / NOT_RESPONDING
+    gathered_at: datetime | None = None

@@ -1,0 +1,72 @@
+"""Progress signals read from job output: training steps, saved and resumed checkpoints.
+
+The patterns are data (`runbooks/progress/*.yaml`) so a site adds its trainer's
+format without touching code.
+"""
+
+import re
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from respawn.runbook import DEFAULT_DIR, RunbookError
+
+
+class StepPattern(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    regex: str
+
+    @field_validator("regex")
+    @classmethod
+    def _has_step_group(cls, value: str) -> str:
+        if "step" not in re.compile(value).groupindex:
+            raise ValueError("regex needs a named group 'step'")
+        return value
+
+
+class ProgressPatterns(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    step: list[StepPattern] = Field(default_factory=list)
+    checkpoint: list[StepPattern] = Field(default_factory=list)
+    resumed: list[StepPattern] = Field(default_factory=list)
+
+    @classmethod
+    def load(cls, runbooks: Path = DEFAULT_DIR) -> "ProgressPatterns":
+        merged = cls()
+        for path in sorted((runbooks / "progress").glob("*.yaml")):
+            try:
+                part = cls.model_validate(yaml.safe_load(path.read_text()) or {})
+            except Exception as exc:  # one line, naming the file, whatever went wrong
+                raise RunbookError(f"{path}: {' '.join(str(exc).split())[:300]}") from None
+            merged.step += part.step
+            merged.checkpoint += part.checkpoint
+            merged.resumed += part.resumed
+        return merged
+
+
+class ProgressReader:
+    """Compiled progress patterns; each method answers the step a line reports, or None."""
+
+    def __init__(self, patterns: ProgressPatterns) -> None:
+        self._step = [re.compile(p.regex) for p in patterns.step]
+        self._checkpoint = [re.compile(p.regex) for p in patterns.checkpoint]
+        self._resumed = [re.compile(p.regex) for p in patterns.resumed]
+
+    def step(self, line: str) -> int | None:
+        return _first(self._step, line)
+
+    def checkpoint(self, line: str) -> int | None:
+        return _first(self._checkpoint, line)
+
+    def resumed(self, line: str) -> int | None:
+        return _first(self._resumed, line)
+
+
+def _first(patterns: list[re.Pattern[str]], line: str) -> int | None:
+    for pattern in patterns:
+        match = pattern.search(line[:4096])  # user text: bound the work per line
+        if match:
+            return int(match.group("step"))
+    return None

@@ -1,0 +1,131 @@
+"""Runbooks are data: one YAML file per failure class, validated here.
+
+An operator changes what Respawn does by editing `runbooks/*.yaml`, never code.
+Each runbook says how to recognise its failure class (patterns), which layer
+usually causes it, how to find the node to blame, and the recovery ladder: what
+to do on the first, second, ... incident of that class in one job.
+"""
+
+from enum import StrEnum
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from respawn.taxonomy import CauseLayer, FailureClass
+
+DEFAULT_DIR = Path(__file__).resolve().parent.parent / "runbooks"
+
+
+class RunbookError(ValueError):
+    """A runbook file that cannot be used; the message is one line."""
+
+
+class NodeRule(StrEnum):
+    NAMED = "named"  # the host the line itself names (NCCL WARN prefix, "srun: error: node7", ...)
+    RANK = "rank"  # the node where the rank that printed the line runs (placement)
+    RECURRENCE = "recurrence"  # only once the same class recurs on the same node
+    NONE = "none"  # never blame a node for this class
+
+
+class Action(StrEnum):
+    RESTART = "restart"  # requeue on any nodes, keeping earlier exclusions
+    RESTART_EXCLUDING = "restart_excluding"  # requeue without the implicated nodes
+    STOP = "stop"  # retrying is futile: leave the job ended, say why
+
+
+class Rung(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    action: Action
+    times: int = Field(default=1, ge=1, le=100)  # incidents of this class this rung covers
+
+
+class Pattern(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+    regex: str
+    # Overrides of the runbook's defaults for lines this pattern matches.
+    cause_layer: CauseLayer | None = None
+    node_rule: NodeRule | None = None
+    recoverable_by_restart: bool | None = None
+    # Root cause over symptoms: among matches in one incident the highest priority decides.
+    priority: int | None = None
+    # Optional sub-classification, e.g. Xid codes that point at the application instead.
+    xid_codes: list[int] | None = None
+    description: str = ""
+
+
+class Runbook(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    failure_class: FailureClass
+    cause_layer: CauseLayer
+    description: str = ""
+    recoverable_by_restart: bool | None
+    node_rule: NodeRule = NodeRule.NONE
+    priority: int = Field(default=50, ge=0, le=1000)
+    patterns: list[Pattern] = Field(default_factory=list)
+    ladder: list[Rung]
+    # Restarts allowed for this class in one job; None means the cluster's budget.
+    max_restarts: int | None = Field(default=None, ge=0)
+
+    @field_validator("ladder")
+    @classmethod
+    def _ladder_not_empty(cls, ladder: list[Rung]) -> list[Rung]:
+        if not ladder:
+            raise ValueError("ladder must have at least one rung")
+        return ladder
+
+    @model_validator(mode="after")
+    def _patterns_unique(self) -> "Runbook":
+        ids = [p.id for p in self.patterns]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"duplicate pattern ids: {', '.join(dupes)}")
+        return self
+
+    def rung_for(self, occurrence: int) -> Action:
+        """The action for the `occurrence`-th incident (1-based) of this class in a job."""
+        seen = 0
+        for rung in self.ladder:
+            seen += rung.times
+            if occurrence <= seen:
+                return rung.action
+        return Action.STOP
+
+
+class Catalogue(BaseModel):
+    """Every runbook, by failure class."""
+
+    runbooks: dict[FailureClass, Runbook]
+
+    @classmethod
+    def load(cls, directory: Path = DEFAULT_DIR) -> "Catalogue":
+        runbooks: dict[FailureClass, Runbook] = {}
+        files = sorted(directory.glob("*.yaml"))
+        if not files:
+            raise RunbookError(f"{directory}: no runbook files (*.yaml)")
+        for path in files:
+            book = _load_file(path)
+            if book.failure_class in runbooks:
+                raise RunbookError(f"{path}: second runbook for {book.failure_class}")
+            runbooks[book.failure_class] = book
+        all_ids = [p.id for b in runbooks.values() for p in b.patterns]
+        dupes = sorted({i for i in all_ids if all_ids.count(i) > 1})
+        if dupes:
+            raise RunbookError(f"{directory}: pattern ids used twice: {', '.join(dupes)}")
+        return cls(runbooks=runbooks)
+
+    def runbook(self, failure_class: FailureClass) -> Runbook:
+        return self.runbooks[failure_class]
+
+
+def _load_file(path: Path) -> Runbook:
+    try:
+        data = yaml.safe_load(path.read_text())
+        return Runbook.model_validate(data)
+    except (OSError, yaml.YAMLError) as exc:
+        raise RunbookError(f"{path}: {' '.join(str(exc).split())}") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top)"
+        raise RunbookError(f"{path}: {where}: {first['msg']} ({exc.error_count()} error(s))") from None

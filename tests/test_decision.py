@@ -1,0 +1,93 @@
+from respawn.attribution import Attribution
+from respawn.config import Budgets
+from respawn.decision import JobHistory, JobShape, PastIncident, decide
+from respawn.runbook import Action, NodeRule, Runbook, Rung
+from respawn.taxonomy import CauseLayer, FailureClass
+
+HW = Runbook(failure_class=FailureClass.GPU_HARDWARE, cause_layer=CauseLayer.HARDWARE, recoverable_by_restart=True,
+             node_rule=NodeRule.RANK, ladder=[Rung(action=Action.RESTART_EXCLUDING, times=3)])
+APP = Runbook(failure_class=FailureClass.APP_ERROR, cause_layer=CauseLayer.APPLICATION,
+              recoverable_by_restart=False, ladder=[Rung(action=Action.STOP)])
+FAULT = Runbook(failure_class=FailureClass.GPU_FAULT, cause_layer=CauseLayer.AMBIGUOUS, recoverable_by_restart=True,
+                node_rule=NodeRule.RECURRENCE,
+                ladder=[Rung(action=Action.RESTART), Rung(action=Action.RESTART_EXCLUDING, times=2)])
+SHAPE = JobShape(nodes_needed=2, cluster_nodes=["n1", "n2", "n3", "n4"])
+BUDGETS = Budgets(max_restarts=3, no_checkpoint_attempts=2)
+
+
+def hw(nodes=("n2",)) -> Attribution:
+    return Attribution(failure_class=FailureClass.GPU_HARDWARE, cause_layer=CauseLayer.HARDWARE,
+                       node_implicated=bool(nodes), nodes=list(nodes), recoverable_by_restart=True,
+                       pattern="xid-fatal")
+
+
+def test_hardware_fault_restarts_without_the_node():
+    d = decide(hw(), HW, JobHistory(), BUDGETS, SHAPE, checkpoint_step=10)
+    assert d.action is Action.RESTART_EXCLUDING
+    assert d.exclude == ["n2"] and d.newly_excluded == ["n2"]
+
+
+def test_exclusions_accumulate_across_attempts():
+    history = JobHistory(restarts=1, excluded_nodes=["n2"],
+                         incidents=[PastIncident(attempt=0, failure_class=FailureClass.GPU_HARDWARE, nodes=["n2"],
+                                                 checkpoint_step=10)])
+    d = decide(hw(["n3"]), HW, history, BUDGETS, SHAPE, checkpoint_step=20)
+    assert d.exclude == ["n2", "n3"] and d.newly_excluded == ["n3"]
+
+
+def test_application_error_stops():
+    attribution = Attribution(failure_class=FailureClass.APP_ERROR, cause_layer=CauseLayer.APPLICATION,
+                              recoverable_by_restart=False, pattern="python-exception")
+    d = decide(attribution, APP, JobHistory(), BUDGETS, SHAPE, checkpoint_step=10)
+    assert d.action is Action.STOP and "not recoverable" in d.reason and d.exclude == []
+
+
+def test_retry_budget_stops_after_the_third_restart():
+    incidents = [PastIncident(attempt=i, failure_class=FailureClass.GPU_HARDWARE, checkpoint_step=10 * (i + 1))
+                 for i in range(3)]
+    d = decide(hw(), HW, JobHistory(restarts=3, incidents=incidents), BUDGETS, SHAPE, checkpoint_step=40)
+    assert d.action is Action.STOP and "retry budget" in d.reason
+    d = decide(hw(), HW, JobHistory(restarts=2, incidents=incidents[:2]), BUDGETS, SHAPE, checkpoint_step=30)
+    assert d.action is Action.RESTART_EXCLUDING
+
+
+def test_runbook_budget_overrides_the_cluster_budget():
+    strict = HW.model_copy(update={"max_restarts": 1})
+    history = JobHistory(restarts=1, incidents=[PastIncident(attempt=0, failure_class=FailureClass.GPU_HARDWARE,
+                                                             checkpoint_step=10)])
+    assert decide(hw(), strict, history, BUDGETS, SHAPE, checkpoint_step=20).action is Action.STOP
+
+
+def test_no_new_checkpoint_across_attempts_stops():
+    incidents = [PastIncident(attempt=0, failure_class=FailureClass.GPU_HARDWARE, checkpoint_step=10),
+                 PastIncident(attempt=1, failure_class=FailureClass.GPU_HARDWARE, checkpoint_step=10)]
+    d = decide(hw(), HW, JobHistory(restarts=2, incidents=incidents), BUDGETS, SHAPE, checkpoint_step=10)
+    assert d.action is Action.STOP and "no new checkpoint" in d.reason
+    # one attempt without progress is not yet futile
+    d = decide(hw(), HW, JobHistory(restarts=1, incidents=incidents[:1]), BUDGETS, SHAPE, checkpoint_step=10)
+    assert d.action is Action.RESTART_EXCLUDING
+
+
+def test_recurrence_rule_blames_a_node_only_the_second_time():
+    fault = Attribution(failure_class=FailureClass.GPU_FAULT, cause_layer=CauseLayer.AMBIGUOUS,
+                        node_implicated=True, nodes=["n3"], recoverable_by_restart=True)
+    first = decide(fault, FAULT, JobHistory(), BUDGETS, SHAPE, checkpoint_step=10)
+    assert first.action is Action.RESTART and first.exclude == []
+    history = JobHistory(restarts=1, incidents=[PastIncident(attempt=0, failure_class=FailureClass.GPU_FAULT,
+                                                             nodes=["n3"], checkpoint_step=10)])
+    second = decide(fault, FAULT, history, BUDGETS, SHAPE, checkpoint_step=20)
+    assert second.action is Action.RESTART_EXCLUDING and second.exclude == ["n3"]
+
+
+def test_never_excludes_so_many_nodes_the_job_cannot_run():
+    history = JobHistory(restarts=1, excluded_nodes=["n1", "n2"])
+    d = decide(hw(["n3"]), HW, history, BUDGETS, SHAPE, checkpoint_step=10)
+    assert d.action is Action.RESTART and d.exclude == ["n1", "n2"] and "would leave 1" in d.reason
+
+
+def test_ladder_end_stops():
+    short = HW.model_copy(update={"ladder": [Rung(action=Action.RESTART_EXCLUDING, times=1)]})
+    history = JobHistory(restarts=1, incidents=[PastIncident(attempt=0, failure_class=FailureClass.GPU_HARDWARE,
+                                                             checkpoint_step=10)])
+    d = decide(hw(), short, history, BUDGETS, SHAPE, checkpoint_step=20)
+    assert d.action is Action.STOP and "ladder ends" in d.reason

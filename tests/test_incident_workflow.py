@@ -1,0 +1,163 @@
+"""The incident workflow on Temporal's time-skipping test server, with fake activities:
+its order of steps, its timers and its modes, without Slurm."""
+
+import sys
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from temporalio import activity
+from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
+
+from respawn.attribution import Attribution
+from respawn.audit import AuditEvent
+from respawn.config import Mode
+from respawn.decision import Decision
+from respawn.evidence import Evidence
+from respawn.incident import (
+    ActionRequest, ActionResult, Assessment, AssessRequest, AttemptStarted, Detection, DetectionKind,
+    FollowRequest, Gathered, GatherRequest, IncidentInput, IncidentResult, Phase, Resumed,
+)
+from respawn.runbook import Action
+from respawn.taxonomy import CauseLayer, FailureClass
+from workflows.incident import IncidentWorkflow
+
+
+@pytest.fixture(scope="module")
+async def env():
+    env = await WorkflowEnvironment.start_time_skipping(
+        test_server_existing_path=str(Path(sys.executable).parent / "temporal-test-server"), data_converter=pydantic_data_converter)
+    await env.client.operator_service.add_search_attributes(AddSearchAttributesRequest(
+        namespace=env.client.namespace,
+        search_attributes={name: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD for name in
+                           ("RespawnJobId", "RespawnCluster", "RespawnFailureClass", "RespawnPhase")}))
+    yield env
+    await env.shutdown()
+
+
+class Fakes:
+    """Activities that answer from a script and remember what was called, in order."""
+
+    def __init__(self, attributions: list[Attribution], decision: Decision) -> None:
+        self.calls: list[str] = []
+        self.events: list[AuditEvent] = []
+        self._attributions = attributions
+        self._decision = decision
+
+    def activities(self):
+        @activity.defn(name="gather_evidence")
+        async def gather(req: GatherRequest) -> Gathered:
+            self.calls.append("gather_evidence")
+            return Gathered(evidence=Evidence(cluster="c", job_id=req.job_id, attempt=req.attempt),
+                            log_end=100, checkpoint_step=10, nodes_needed=2, cluster_nodes=["n1", "n2", "n3"],
+                            excluded_nodes=[], job_state="FAILED")
+
+        @activity.defn(name="assess")
+        async def assess(req: AssessRequest) -> Assessment:
+            self.calls.append("assess")
+            attribution = self._attributions[min(self.calls.count("assess"), len(self._attributions)) - 1]
+            return Assessment(attribution=attribution, decision=self._decision)
+
+        def action(name: str):
+            @activity.defn(name=name)
+            async def act(req: ActionRequest) -> ActionResult:
+                self.calls.append(name)
+                return ActionResult(done=True, detail=name)
+            return act
+
+        @activity.defn(name="await_next_attempt")
+        async def next_attempt(req: FollowRequest) -> AttemptStarted | None:
+            self.calls.append("await_next_attempt")
+            return AttemptStarted(attempt=req.attempt + 1, nodes=["n1", "n3"], at=datetime.now(UTC))
+
+        @activity.defn(name="await_progress")
+        async def progress(req: FollowRequest) -> Resumed | None:
+            self.calls.append("await_progress")
+            return Resumed(step=11, resumed_from=10, at=datetime.now(UTC))
+
+        @activity.defn(name="record_event")
+        async def record(event: AuditEvent) -> bool:
+            self.calls.append(f"record:{event.event_type.value}")
+            self.events.append(event)
+            return True
+
+        return [gather, assess, action("hold_job"), action("exclude_nodes"), action("release_job"),
+                next_attempt, progress, record]
+
+
+XID = Attribution(failure_class=FailureClass.GPU_HARDWARE, cause_layer=CauseLayer.HARDWARE, node_implicated=True,
+                  nodes=["n2"], recoverable_by_restart=True, pattern="xid-fatal")
+COMM = Attribution(failure_class=FailureClass.COMM_ERROR, cause_layer=CauseLayer.AMBIGUOUS,
+                   recoverable_by_restart=True, pattern="gloo-connection-reset")
+NODE = Attribution(failure_class=FailureClass.NODE_FAILURE, cause_layer=CauseLayer.HARDWARE, node_implicated=True,
+                   nodes=["n3"], recoverable_by_restart=True, pattern=None)
+RESTART = Decision(action=Action.RESTART_EXCLUDING, exclude=["n2"], newly_excluded=["n2"], reason="xid on n2")
+
+
+async def run_incident(env, fakes: Fakes, mode: Mode = Mode.ACTION, signals: list[Detection] = (),
+                       cascade_wait_s: float = 20.0) -> IncidentResult:
+    queue = f"q-{uuid.uuid4()}"
+    detection = Detection(kind=DetectionKind.LOG_LINE, at=datetime.now(UTC), job_id=5, attempt=0, line="Xid 79")
+    async with Worker(env.client, task_queue=queue, workflows=[IncidentWorkflow], activities=fakes.activities(),
+                      workflow_failure_exception_types=[Exception]):
+        handle = await env.client.start_workflow(
+            IncidentWorkflow.run,
+            IncidentInput(cluster="c", job_id=5, attempt=0, environment="demo", mode=mode, settle_s=1.0,
+                          cascade_wait_s=cascade_wait_s, follow_timeout_s=60),
+            id=f"incident-c-5-0-{uuid.uuid4()}", task_queue=queue,
+            start_signal="detect", start_signal_args=[detection],
+            execution_timeout=timedelta(hours=1))
+        for extra in signals:
+            await handle.signal("detect", extra)
+        return await handle.result()
+
+
+async def test_action_mode_records_the_decision_before_acting_and_follows_the_next_attempt(env):
+    fakes = Fakes([XID], RESTART)
+    result = await run_incident(env, fakes)
+    assert result.phase is Phase.RESUMED and result.excluded_nodes == ["n2"]
+    assert result.resumed.resumed_from == 10
+    assert fakes.calls == [
+        "record:detected", "gather_evidence", "assess", "record:attributed", "record:decided",
+        "hold_job", "exclude_nodes", "release_job", "await_next_attempt", "await_progress",
+        "record:incident_closed",
+    ]
+    decided = next(e for e in fakes.events if e.event_type.value == "decided")
+    assert decided.acted is True and decided.details["exclude"] == ["n2"]
+    assert len({e.key for e in fakes.events}) == len(fakes.events)  # one key per step
+
+
+async def test_observe_mode_recommends_and_never_touches_the_scheduler(env):
+    fakes = Fakes([XID], RESTART)
+    result = await run_incident(env, fakes, mode=Mode.OBSERVE)
+    assert result.phase is Phase.RECOMMENDED and result.acted is False
+    assert not {"hold_job", "exclude_nodes", "release_job"} & set(fakes.calls)
+    decided = next(e for e in fakes.events if e.event_type.value == "decided")
+    assert decided.acted is False and decided.action == "restart_excluding"
+
+
+async def test_stop_decision_does_nothing_on_the_scheduler(env):
+    fakes = Fakes([XID], Decision(action=Action.STOP, reason="app bug"))
+    result = await run_incident(env, fakes)
+    assert result.phase is Phase.STOPPED
+    assert "hold_job" not in fakes.calls and "record:stopped" in fakes.calls
+
+
+async def test_communication_error_waits_for_a_dead_node_then_blames_it(env):
+    fakes = Fakes([COMM, NODE], RESTART)
+    down = Detection(kind=DetectionKind.NODE_DOWN, at=datetime.now(UTC), job_id=5, attempt=0, node="n3")
+    result = await run_incident(env, fakes, signals=[down])
+    assert fakes.calls.count("gather_evidence") == 2
+    assert result.failure_class == "node_failure"
+
+
+async def test_communication_error_with_no_dead_node_goes_on_after_the_wait(env):
+    fakes = Fakes([COMM], RESTART)
+    result = await run_incident(env, fakes, cascade_wait_s=300)  # time skipping: no real wait
+    assert fakes.calls.count("gather_evidence") == 1
+    assert result.failure_class == "comm_error" and result.phase is Phase.RESUMED

@@ -1,0 +1,38 @@
+"""The recovery worker: runs incident workflows and their activities for one cluster.
+
+Scale out by starting more of these on the same task queue; Temporal spreads
+the work and hands an incident to a survivor when a worker dies.
+"""
+
+import asyncio
+from datetime import timedelta
+
+from temporalio.worker import Worker
+
+from activities import all_activities
+from respawn.config import ClusterConfig
+from respawn.services import build_services, connect_temporal
+from workers.signals import stop_on_signals
+from workflows.incident import IncidentWorkflow
+
+
+async def run_worker(config: ClusterConfig, stop: asyncio.Event | None = None) -> None:
+    stop = stop or stop_on_signals()
+    services = build_services(config)
+    client = await connect_temporal(config)
+    worker = Worker(
+        client,
+        task_queue=config.task_queue,
+        workflows=[IncidentWorkflow],
+        activities=all_activities(services),
+        # A worker killed while an incident waits on a timer is replaced within
+        # seconds, not the 10 s default.
+        sticky_queue_schedule_to_start_timeout=timedelta(seconds=2),
+        graceful_shutdown_timeout=timedelta(seconds=5),
+    )
+    try:
+        async with worker:
+            await stop.wait()
+    finally:
+        await services.close()
+
