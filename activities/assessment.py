@@ -27,7 +27,7 @@ class AssessmentActivities:
             runbook,
             self._history(req.incident.job_id, req.incident.attempt, gathered.excluded_nodes),
             self._s.config.budgets,
-            JobShape(nodes_needed=gathered.nodes_needed, cluster_nodes=gathered.cluster_nodes),
+            JobShape(job_nodes=gathered.evidence.nodes, cluster_nodes=gathered.cluster_nodes),
             gathered.checkpoint_step,
         )
         return Assessment(attribution=attribution, decision=decision)

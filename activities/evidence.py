@@ -58,7 +58,6 @@ class EvidenceActivities:
             ),
             log_end=end,
             checkpoint_step=self._newest_checkpoint(raw),
-            nodes_needed=len(job.nodes),
             cluster_nodes=sorted(n.name for n in nodes),
             excluded_nodes=job.excluded_nodes,
             job_state=job.state,

@@ -27,9 +27,10 @@ class JobHistory(BaseModel):
 
 
 class JobShape(BaseModel):
-    """Enough of the job and the cluster to know whether exclusions still leave room."""
+    """The attempt's allocation and the cluster: whom a job may blame, and whether
+    exclusions still leave room for it."""
 
-    nodes_needed: int
+    job_nodes: list[str]
     cluster_nodes: list[str]
 
 
@@ -69,16 +70,18 @@ def decide(
             f" (newest step {checkpoint_step})"
         )
 
-    suspects = _suspects(attribution, runbook, same_class)
+    # A job's output can only ever blame nodes the job ran on: a user printing
+    # another node's name must not push it out of anyone's way.
+    suspects = [n for n in _suspects(attribution, runbook, same_class) if n in shape.job_nodes]
     if action is Action.RESTART_EXCLUDING and suspects:
         wanted = sorted(set(keep) | set(suspects))
         free = [n for n in shape.cluster_nodes if n not in wanted]
-        if len(free) < shape.nodes_needed:
+        if len(free) < len(shape.job_nodes):
             return Decision(
                 action=Action.RESTART,
                 exclude=keep,
                 reason=f"excluding {', '.join(suspects)} would leave {len(free)} nodes for a "
-                f"{shape.nodes_needed}-node job: restarting without new exclusions",
+                f"{len(shape.job_nodes)}-node job: restarting without new exclusions",
             )
         new = [n for n in wanted if n not in keep]
         return Decision(

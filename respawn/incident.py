@@ -70,7 +70,6 @@ class Gathered(BaseModel):
     evidence: Evidence
     log_end: int  # where the next attempt's output will begin
     checkpoint_step: int | None  # newest checkpoint this job saved, as far as its output says
-    nodes_needed: int
     cluster_nodes: list[str]
     excluded_nodes: list[str]
     job_state: str

@@ -11,7 +11,7 @@ APP = Runbook(failure_class=FailureClass.APP_ERROR, cause_layer=CauseLayer.APPLI
 FAULT = Runbook(failure_class=FailureClass.GPU_FAULT, cause_layer=CauseLayer.AMBIGUOUS, recoverable_by_restart=True,
                 node_rule=NodeRule.RECURRENCE,
                 ladder=[Rung(action=Action.RESTART), Rung(action=Action.RESTART_EXCLUDING, times=2)])
-SHAPE = JobShape(nodes_needed=2, cluster_nodes=["n1", "n2", "n3", "n4"])
+SHAPE = JobShape(job_nodes=["n2", "n3"], cluster_nodes=["n1", "n2", "n3", "n4"])
 BUDGETS = Budgets(max_restarts=3, no_checkpoint_attempts=2)
 
 
@@ -91,3 +91,10 @@ def test_ladder_end_stops():
                                                              checkpoint_step=10)])
     d = decide(hw(), short, history, BUDGETS, SHAPE, checkpoint_step=20)
     assert d.action is Action.STOP and "ladder ends" in d.reason
+
+
+def test_a_job_cannot_blame_a_node_it_did_not_run_on():
+    d = decide(hw(["n2", "n4"]), HW, JobHistory(), BUDGETS, SHAPE, checkpoint_step=10)
+    assert d.exclude == ["n2"]
+    d = decide(hw(["n4"]), HW, JobHistory(), BUDGETS, SHAPE, checkpoint_step=10)
+    assert d.action is Action.RESTART and d.exclude == []

@@ -54,7 +54,7 @@ class Fakes:
         async def gather(req: GatherRequest) -> Gathered:
             self.calls.append("gather_evidence")
             return Gathered(evidence=Evidence(cluster="c", job_id=req.job_id, attempt=req.attempt),
-                            log_end=100, checkpoint_step=10, nodes_needed=2, cluster_nodes=["n1", "n2", "n3"],
+                            log_end=100, checkpoint_step=10, cluster_nodes=["n1", "n2", "n3"],
                             excluded_nodes=[], job_state="FAILED")
 
         @activity.defn(name="assess")
