@@ -76,7 +76,7 @@ class IncidentWorkflow:
             JOB_ID.value_set(str(inp.job_id)), CLUSTER.value_set(inp.cluster), PHASE.value_set(self._phase.value)
         ])
         first = self._detections[0]
-        await self._record(EventType.DETECTED, at=first.at, details={
+        await self._record(EventType.DETECTED, at=first.at, pattern=first.pattern, details={
             "kind": first.kind.value, "line": (first.line or "")[:500], "pattern": first.pattern,
             "node": first.node, "job_state": first.job_state, "mode": inp.mode.value,
             "environment": inp.environment,

@@ -1,0 +1,224 @@
+"""The `respawn` command."""
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+from respawn.config import ConfigError, load_config, ClusterConfig
+from respawn.runbook import RunbookError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=os.environ.get("RESPAWN_LOG", "INFO"),
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    try:
+        return args.func(args) or 0
+    except (ConfigError, RunbookError) as exc:
+        print(f"respawn: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="respawn", description="Automatic recovery of training jobs on Slurm.")
+    sub = p.add_subparsers(required=True, metavar="COMMAND")
+
+    def command(name: str, func, help: str, config: bool = False) -> argparse.ArgumentParser:
+        c = sub.add_parser(name, help=help, description=help)
+        c.set_defaults(func=func)
+        if config:
+            c.add_argument("--config", type=Path, default=None,
+                           help="cluster configuration (default: $RESPAWN_CONFIG, else the sandbox's)")
+        return c
+
+    s = command("sandbox", _sandbox, "start, stop or inspect the local stack (Slurm, Temporal, sshd)")
+    s.add_argument("action", choices=["up", "down", "status"])
+    s.add_argument("--nodes", type=int, default=4)
+
+    command("worker", _worker, "run the recovery worker (incident workflows and activities)", config=True)
+    command("detector", _detector, "run the detector for one cluster", config=True)
+
+    c = command("incidents", _incidents, "list incidents from the audit trail", config=True)
+    c.add_argument("--job", type=int)
+    c.add_argument("--json", action="store_true")
+
+    c = command("audit", _audit, "show audit-trail events", config=True)
+    c.add_argument("--job", type=int)
+    c.add_argument("--type", dest="event_type", action="append", help="event type (repeatable)")
+    c.add_argument("--after", type=int, default=0, help="cursor: only events with a larger id")
+    c.add_argument("--limit", type=int, default=200)
+    c.add_argument("--json", action="store_true")
+
+    c = command("jobs", _jobs, "list the jobs the detector has seen: enrolled or not, and why", config=True)
+    c.add_argument("--json", action="store_true")
+
+    c = command("classify", _classify, "classify log excerpts (JSON Lines in, JSON Lines out)")
+    c.add_argument("file", nargs="?", default="-")
+    c.add_argument("--runbooks", type=Path, default=None)
+
+    c = command("inject", _inject, "inject a fault into a sandbox job")
+    c.add_argument("--job", type=int, required=True)
+    c.add_argument("--node", required=True)
+    c.add_argument("--fault", required=True)
+
+    c = command("demo", _demo, "show the recovery loop on the local stack")
+    c.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    c.add_argument("--transport", choices=["local", "ssh"], default="local")
+    c.add_argument("--fault", default="xid")
+    c.add_argument("--node", default="node2")
+
+    c = command("config", _config_check, "validate a cluster configuration file")
+    c.add_argument("path", type=Path)
+    return p
+
+
+def _config(args: argparse.Namespace) -> ClusterConfig:
+    path = args.config or (Path(os.environ["RESPAWN_CONFIG"]) if "RESPAWN_CONFIG" in os.environ else None)
+    if path is None:
+        from respawn.sandbox.lab import lab
+
+        path = lab().root / "respawn.yaml"
+    return load_config(path)
+
+
+def _sandbox(args: argparse.Namespace) -> int:
+    from respawn import sandbox
+    from respawn.config import Transport
+    from respawn.labconfig import write_lab_config
+
+    lab = sandbox.lab()
+    if args.action == "up":
+        sandbox.up(lab, nodes=args.nodes)
+        for transport in Transport:
+            write_lab_config(lab, transport)
+        print(f"sandbox up in {lab.root}: Slurm ({', '.join(lab.nodes)}), Temporal {lab.temporal_address}"
+              f" (Web UI http://127.0.0.1:8233), sshd 127.0.0.1:22022")
+        print(f"export SLURM_CONF={lab.slurm_conf} RESPAWN_CONFIG={lab.root / 'respawn.yaml'}")
+    elif args.action == "down":
+        sandbox.down(lab)
+        print("sandbox down")
+    else:
+        for name, state in sandbox.status(lab).items():
+            print(f"{name:16} {state}")
+    return 0
+
+
+def _worker(args: argparse.Namespace) -> int:
+    from workers.worker import run_worker
+
+    asyncio.run(run_worker(_config(args)))
+    return 0
+
+
+def _detector(args: argparse.Namespace) -> int:
+    from workers.detector import run_detector
+
+    asyncio.run(run_detector(_config(args)))
+    return 0
+
+
+def _incidents(args: argparse.Namespace) -> int:
+    from respawn.report import incidents
+
+    rows = incidents(_config(args), job_id=args.job)
+    if args.json:
+        print(json.dumps(rows, indent=2, default=str))
+        return 0
+    _table(rows, ["incident_id", "opened", "failure_class", "nodes", "action", "acted", "phase", "reason"])
+    return 0
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from respawn.audit import AuditTrail, EventType
+
+    config = _config(args)
+    try:
+        types = [EventType(t) for t in args.event_type or []]
+    except ValueError as exc:
+        print(f"respawn: {exc}; known types: {', '.join(t.value for t in EventType)}", file=sys.stderr)
+        return 2
+    rows = AuditTrail(config.audit_db).query(cluster=config.cluster, job_id=args.job, event_types=types,
+                                              after_id=args.after, limit=args.limit)
+    if args.json:
+        print(json.dumps([r.model_dump(mode="json") for r in rows], indent=2))
+        return 0
+    _table([{"id": r.id, "at": r.at.strftime("%H:%M:%S.%f")[:-3], "job": r.job_id, "attempt": r.attempt,
+             "event": r.event_type.value, "class": r.failure_class, "pattern": r.pattern,
+             "nodes": ",".join(r.nodes), "action": r.action,
+             "acted": {True: "acted", False: "recommended", None: ""}[r.acted],
+             "detail": r.details.get("reason") or r.details.get("detail") or ""} for r in rows],
+           ["id", "at", "job", "attempt", "event", "class", "pattern", "nodes", "action", "acted", "detail"])
+    return 0
+
+
+def _jobs(args: argparse.Namespace) -> int:
+    from respawn.report import jobs
+
+    rows = jobs(_config(args))
+    if args.json:
+        print(json.dumps(rows, indent=2, default=str))
+        return 0
+    _table(rows, ["job_id", "enrolled", "environment", "mode", "reason"])
+    return 0
+
+
+def _classify(args: argparse.Namespace) -> int:
+    from respawn.classify import run
+    from respawn.runbook import Catalogue
+
+    catalogue = Catalogue.load(args.runbooks) if args.runbooks else None
+    if args.file == "-":
+        return run(sys.stdin, sys.stdout, catalogue)
+    try:
+        with open(args.file, encoding="utf-8", errors="replace") as handle:
+            return run(handle, sys.stdout, catalogue)
+    except OSError as exc:
+        print(f"respawn classify: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
+        return 2
+
+
+def _inject(args: argparse.Namespace) -> int:
+    from respawn.sandbox.lab import lab
+    from workload.faults import FaultKind, inject
+
+    try:
+        kind = FaultKind(args.fault)
+    except ValueError:
+        print(f"respawn: unknown fault {args.fault!r}; one of {', '.join(k.value for k in FaultKind)}",
+              file=sys.stderr)
+        return 2
+    inject(lab(), args.job, args.node, kind)
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from respawn.demo import run_demo
+
+    return run_demo(as_json=args.json, transport=args.transport, fault=args.fault, node=args.node)
+
+
+def _config_check(args: argparse.Namespace) -> int:
+    config = load_config(args.path)
+    print(f"{args.path}: ok (cluster {config.cluster}, {len(config.environments)} environments)")
+    return 0
+
+
+def _table(rows: list[dict], columns: list[str]) -> None:
+    cells = [[("" if r.get(c) is None else str(r.get(c)))[:60] for c in columns] for r in rows]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+    print("  ".join(c.upper().ljust(w) for c, w in zip(columns, widths)))
+    for row in cells:
+        print("  ".join(v.ljust(w) for v, w in zip(row, widths)))
+    if not rows:
+        print("(none)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

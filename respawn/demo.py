@@ -1,0 +1,199 @@
+"""`respawn demo`: the whole recovery loop on the local stack, measured.
+
+Brings the sandbox up, starts a detector and a worker, submits a 3-node DDP job
+enrolled in action mode, injects a fault on one node once the job has saved a
+checkpoint, and prints the timeline read back from the audit trail.
+"""
+
+import asyncio
+import inspect
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from respawn import sandbox
+from respawn.audit import AuditRow, AuditTrail, EventType
+from respawn.config import ClusterConfig, Transport, load_config
+from respawn.labconfig import write_lab_config
+from respawn.sandbox.lab import Lab
+from respawn.services import build_services
+from workload.faults import FaultKind, fired_at, inject
+from workload.submit import submit
+
+COMMENT = '{"respawn":{"environment":"demo","mode":"action"}}'
+KERNEL_FAULTS = {FaultKind.XID, FaultKind.ECC}
+
+
+class DemoError(RuntimeError):
+    pass
+
+
+def run_demo(*, as_json: bool, transport: str = "local", fault: str = "xid", node: str = "node2") -> int:
+    lab = sandbox.lab()
+    say = (lambda *_: None) if as_json else (lambda msg: print(msg, flush=True))
+    say("bringing the local stack up (Slurm, Temporal, sshd)...")
+    sandbox.up(lab)
+    config_path = write_lab_config(lab, Transport(transport))
+    config = load_config(config_path)
+    with RespawnProcesses(lab, config_path) as _:
+        result = asyncio.run(_run(lab, config, FaultKind(fault), node, say))
+    if as_json:
+        print(json.dumps(result, default=str))
+    else:
+        _print_timeline(result, say)
+    return 0 if result["final_state"] == "COMPLETED" else 1
+
+
+class RespawnProcesses:
+    """A detector and a worker as child processes, stopped with SIGTERM on exit."""
+
+    def __init__(self, lab: Lab, config_path: Path) -> None:
+        self._lab, self._config = lab, config_path
+        self._procs: list[subprocess.Popen] = []
+
+    def __enter__(self) -> "RespawnProcesses":
+        for role in ("worker", "detector"):
+            log = open(self._lab.log_dir / f"respawn-{role}.log", "ab")
+            self._procs.append(subprocess.Popen(
+                [sys.executable, "-m", "respawn.cli", role, "--config", str(self._config)],
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for proc in self._procs:
+            proc.terminate()
+        for proc in self._procs:
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+async def _run(lab: Lab, config: ClusterConfig, fault: FaultKind, node: str, say) -> dict:
+    services = build_services(config)
+    slurm = services.slurm
+    try:
+        job_id = submit(lab, nodes=3, steps=40, checkpoint_every=10, step_seconds=0.5, comment=COMMENT, name="demo")
+        say(f"submitted job {job_id} (3 of the 4 nodes, checkpoint every 10 steps), enrolled: {COMMENT}")
+        output = config.job_output(job_id)
+
+        def saved_checkpoint() -> bool:
+            return output.exists() and "saved checkpoint step 10" in output.read_text(errors="replace")
+
+        await _until(saved_checkpoint, 120, "the job to save its first checkpoint")
+        say(f"job {job_id} is training and saved a checkpoint; injecting '{fault.value}' on {node}")
+        injected_at = time.time()
+        inject(lab, job_id, node, fault)
+
+        async def finished() -> str | None:
+            job = await slurm.job(job_id)
+            return job.state if job.restart_count >= 1 and job.state in ("COMPLETED", "FAILED", "CANCELLED") \
+                else None
+
+        final_state = await _until(finished, 240, "the job to finish after recovery")
+        audit = AuditTrail(config.audit_db)
+        try:
+            await _until(lambda: audit.query(job_id=job_id, event_types=[EventType.JOB_COMPLETED, EventType.JOB_ENDED]),
+                         30, "the detector to record the end of the job")
+        finally:
+            audit.close()
+        # An Xid or ECC error is in the node's kernel log the moment it is
+        # injected; the rank reports it at its next step.
+        fault_at = fired_at(lab, job_id, node)
+        if fault in KERNEL_FAULTS or fault_at is None:
+            fault_at = min(injected_at, fault_at or injected_at)
+        return _result(config, job_id, fault_at, final_state)
+    finally:
+        await services.close()
+
+
+async def _until(probe: Callable[[], object], timeout: float, what: str):
+    """Poll `probe` (plain or async) until it returns something true, with a deadline."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = probe()
+        if inspect.isawaitable(value):
+            value = await value
+        if value:
+            return value
+        await asyncio.sleep(0.2)
+    raise DemoError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def _result(config: ClusterConfig, job_id: int, fault_at: float | None, final_state: str) -> dict:
+    audit = AuditTrail(config.audit_db)
+    rows = audit.query(cluster=config.cluster, job_id=job_id)
+    audit.close()
+    first = {}
+    for row in rows:
+        first.setdefault(row.event_type, row)
+
+    def at(event: EventType) -> datetime | None:
+        return first[event].at if event in first else None
+
+    fault_time = datetime.fromtimestamp(fault_at, UTC) if fault_at else None
+    detected, released = at(EventType.DETECTED), at(EventType.RELEASED)
+    decided = first.get(EventType.DECIDED)
+    resumed = first.get(EventType.RESUMED)
+    incident = decided.incident_id if decided else None
+    return {
+        "job_id": job_id,
+        "fault_at": fault_time,
+        "detected_at": detected,
+        "action_at": released,
+        "resumed_at": at(EventType.RESUMED),
+        "completed_at": at(EventType.JOB_COMPLETED),
+        "detection_latency_s": _seconds(fault_time, detected),
+        "action_latency_s": _seconds(detected, released),
+        "failure_class": decided.failure_class if decided else None,
+        "pattern": decided.pattern if decided else None,
+        "excluded_nodes": decided.details.get("exclude", []) if decided else [],
+        "final_state": final_state,
+        "resumed_from_step": resumed.details.get("resumed_from") if resumed else None,
+        "incident_id": incident,
+        "temporal_ui": f"{config.temporal.ui_url}/namespaces/{config.temporal.namespace}/workflows/{incident}"
+        if incident else None,
+        "timeline": [
+            {"at": r.at, "event": r.event_type.value, "nodes": r.nodes, "pattern": r.pattern,
+             "action": r.action, "detail": _detail(r)}
+            for r in rows if r.event_type is not EventType.ENROLLED
+        ],
+    }
+
+
+def _detail(row: AuditRow) -> str:
+    d = row.details
+    if row.event_type is EventType.DETECTED:
+        return f"{d.get('kind')}: {d.get('line') or d.get('node') or ''}"[:100]
+    if row.event_type is EventType.RESUMED:
+        return f"step {d.get('step')}, resumed from checkpoint step {d.get('resumed_from')}"
+    if row.event_type in (EventType.JOB_COMPLETED, EventType.JOB_ENDED):
+        return str(d.get("state"))
+    return d.get("reason") or d.get("detail") or ""
+
+
+def _seconds(start: datetime | None, end: datetime | None) -> float | None:
+    return round((end - start).total_seconds(), 3) if start and end else None
+
+
+def _print_timeline(result: dict, say) -> None:
+    say("")
+    say(f"timeline of job {result['job_id']}:")
+    if result["fault_at"]:
+        say(f"  {result['fault_at']:%H:%M:%S.%f}"[:-3] + "  fault injected")
+    for step in result["timeline"]:
+        extra = " ".join(x for x in (",".join(step["nodes"]), step["pattern"] or "", step["action"] or "",
+                                     step["detail"]) if x)
+        say(f"  {step['at']:%H:%M:%S.%f}"[:-3] + f"  {step['event']:<16} {extra}")
+    say("")
+    say(f"failure class     {result['failure_class']} (pattern {result['pattern']})")
+    say(f"excluded nodes    {', '.join(result['excluded_nodes']) or 'none'}")
+    say(f"resumed from step {result['resumed_from_step']}")
+    say(f"final state       {result['final_state']}")
+    say(f"detection latency {result['detection_latency_s']} s (fault -> incident started)")
+    say(f"action latency    {result['action_latency_s']} s (incident started -> job released)")
+    say(f"Temporal Web UI   {result['temporal_ui']}")

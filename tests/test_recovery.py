@@ -1,0 +1,100 @@
+"""The recovery loop end to end: real Slurm sandbox, real Temporal, real DDP job,
+Respawn's detector and worker as real processes."""
+
+import pytest
+
+from respawn.audit import EventType
+from tests.recovery_stack import Cluster, respawn_running, until
+from workload.faults import FaultKind, inject
+from workload.submit import submit
+
+ACTION = '{"respawn":{"environment":"demo","mode":"action"}}'
+OBSERVE_ONLY_ENV = '{"respawn":{"environment":"prod","mode":"action"}}'
+
+
+@pytest.fixture(scope="module")
+def cluster(sandbox):
+    with respawn_running(sandbox) as config:
+        yield Cluster(sandbox, config)
+
+
+def _submit(cluster: Cluster, comment: str, steps: int = 30) -> int:
+    return submit(cluster.lab, nodes=3, steps=steps, checkpoint_every=10, step_seconds=0.3, comment=comment,
+                  name="e2e")
+
+
+async def test_xid_on_node2_requeues_without_node2_and_completes_from_checkpoint(cluster):
+    job_id = _submit(cluster, ACTION)
+    await cluster.wait_checkpoint(job_id)
+    inject(cluster.lab, job_id, "node2", FaultKind.XID)
+
+    job = await cluster.wait_state(job_id, {"COMPLETED"}, min_restarts=1)
+    assert job.restart_count == 1
+    assert "node2" in job.excluded_nodes and "node2" not in job.nodes
+
+    await until(lambda: EventType.JOB_COMPLETED in cluster.types(job_id), 30, "the completion in the audit trail")
+    rows = cluster.events(job_id)
+    order = [r.event_type for r in rows if r.event_type is not EventType.ENROLLED]
+    assert order == [EventType.DETECTED, EventType.ATTRIBUTED, EventType.DECIDED, EventType.HELD,
+                     EventType.EXCLUDED, EventType.RELEASED, EventType.ATTEMPT_STARTED, EventType.RESUMED,
+                     EventType.INCIDENT_CLOSED, EventType.JOB_COMPLETED]
+    decided = next(r for r in rows if r.event_type is EventType.DECIDED)
+    assert decided.failure_class == "gpu_hardware" and decided.nodes == ["node2"]
+    assert decided.pattern and decided.acted is True
+    assert decided.details["exclude"] == ["node2"]
+    resumed = next(r for r in rows if r.event_type is EventType.RESUMED)
+    assert resumed.details["resumed_from"] >= 10
+
+
+async def test_keyerror_in_rank0_stops_without_requeue_or_exclusion(cluster):
+    job_id = _submit(cluster, ACTION)
+    await cluster.wait_checkpoint(job_id)
+    inject(cluster.lab, job_id, "node1", FaultKind.KEYERROR)
+
+    await until(lambda: EventType.INCIDENT_CLOSED in cluster.types(job_id), 60, "the incident to close")
+    job = await cluster.job(job_id)
+    assert job.state == "FAILED" and job.restart_count == 0 and job.excluded_nodes == []
+    rows = cluster.events(job_id)
+    decided = next(r for r in rows if r.event_type is EventType.DECIDED)
+    assert decided.failure_class == "app_error" and decided.action == "stop" and decided.nodes == []
+    assert "not recoverable" in decided.details["reason"]
+    assert EventType.STOPPED in cluster.types(job_id) and EventType.HELD not in cluster.types(job_id)
+
+
+async def test_environment_that_only_observes_recommends_and_leaves_the_job_alone(cluster):
+    job_id = _submit(cluster, OBSERVE_ONLY_ENV)
+    await cluster.wait_checkpoint(job_id)
+    inject(cluster.lab, job_id, "node2", FaultKind.XID)
+
+    await until(lambda: EventType.INCIDENT_CLOSED in cluster.types(job_id), 60, "the recommendation")
+    job = await cluster.job(job_id)
+    assert job.state == "FAILED" and job.restart_count == 0 and job.excluded_nodes == []
+    decided = next(r for r in cluster.events(job_id) if r.event_type is EventType.DECIDED)
+    assert decided.acted is False and decided.action == "restart_excluding" and decided.nodes == ["node2"]
+    assert not {EventType.HELD, EventType.EXCLUDED, EventType.RELEASED} & set(cluster.types(job_id))
+
+
+async def test_job_with_hostile_comment_is_not_enrolled_and_detection_carries_on(cluster):
+    hostile = '{"respawn":{"environment":"demo; scontrol update NodeName=node1 State=DRAIN $(id)"}}'
+    job_id = _submit(cluster, hostile, steps=5)
+    await until(lambda: EventType.NOT_ENROLLED in cluster.types(job_id), 30, "the job to be listed as not enrolled")
+    row = cluster.events(job_id)[0]
+    assert "environment" in row.details["reason"]
+    node1 = await cluster.slurm.node("node1")
+    assert "DRAIN" not in [f.upper() for f in node1.flags]
+
+
+@pytest.mark.slow
+async def test_node3_killed_is_excluded_and_the_job_completes_on_the_others(cluster):
+    from respawn.sandbox import start_node
+
+    job_id = _submit(cluster, ACTION)
+    await cluster.wait_checkpoint(job_id)
+    try:
+        inject(cluster.lab, job_id, "node3", FaultKind.KILL_NODE)
+        job = await cluster.wait_state(job_id, {"COMPLETED"}, timeout=240, min_restarts=1)
+    finally:
+        start_node(cluster.lab, "node3")
+    assert "node3" in job.excluded_nodes and "node3" not in job.nodes
+    decided = next(r for r in cluster.events(job_id) if r.event_type is EventType.DECIDED)
+    assert decided.nodes == ["node3"]
