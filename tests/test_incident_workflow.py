@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from temporalio import activity
 from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.exceptions import ApplicationError
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
@@ -43,7 +44,8 @@ async def env():
 class Fakes:
     """Activities that answer from a script and remember what was called, in order."""
 
-    def __init__(self, attributions: list[Attribution], decision: Decision) -> None:
+    def __init__(self, attributions: list[Attribution], decision: Decision, gone_at: str | None = None) -> None:
+        self.gone_at = gone_at  # an action that finds the job cancelled by its owner
         self.calls: list[str] = []
         self.events: list[AuditEvent] = []
         self._attributions = attributions
@@ -67,6 +69,8 @@ class Fakes:
             @activity.defn(name=name)
             async def act(req: ActionRequest) -> ActionResult:
                 self.calls.append(name)
+                if name == self.gone_at:
+                    raise ApplicationError("job is CANCELLED", type="JobGone", non_retryable=True)
                 return ActionResult(done=True, detail=name)
             return act
 
@@ -161,3 +165,11 @@ async def test_communication_error_with_no_dead_node_goes_on_after_the_wait(env)
     result = await run_incident(env, fakes, cascade_wait_s=300)  # time skipping: no real wait
     assert fakes.calls.count("gather_evidence") == 1
     assert result.failure_class == "comm_error" and result.phase is Phase.RESUMED
+
+
+async def test_job_cancelled_by_its_owner_mid_incident_closes_it_and_does_nothing_more(env):
+    fakes = Fakes([XID], RESTART, gone_at="hold_job")
+    result = await run_incident(env, fakes)
+    assert result.phase is Phase.CLOSED and "CANCELLED" in result.reason
+    assert "exclude_nodes" not in fakes.calls and "release_job" not in fakes.calls
+    assert fakes.calls[-1] == "record:incident_closed"

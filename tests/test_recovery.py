@@ -52,8 +52,8 @@ async def test_keyerror_in_rank0_stops_without_requeue_or_exclusion(cluster):
     inject(cluster.lab, job_id, "node1", FaultKind.KEYERROR)
 
     await until(lambda: EventType.INCIDENT_CLOSED in cluster.types(job_id), 60, "the incident to close")
-    job = await cluster.job(job_id)
-    assert job.state == "FAILED" and job.restart_count == 0 and job.excluded_nodes == []
+    job = await cluster.wait_state(job_id, {"FAILED"}, timeout=30)
+    assert job.restart_count == 0 and job.excluded_nodes == []
     rows = cluster.events(job_id)
     decided = next(r for r in rows if r.event_type is EventType.DECIDED)
     assert decided.failure_class == "app_error" and decided.action == "stop" and decided.nodes == []
@@ -67,8 +67,8 @@ async def test_environment_that_only_observes_recommends_and_leaves_the_job_alon
     inject(cluster.lab, job_id, "node2", FaultKind.XID)
 
     await until(lambda: EventType.INCIDENT_CLOSED in cluster.types(job_id), 60, "the recommendation")
-    job = await cluster.job(job_id)
-    assert job.state == "FAILED" and job.restart_count == 0 and job.excluded_nodes == []
+    job = await cluster.wait_state(job_id, {"FAILED"}, timeout=30)
+    assert job.restart_count == 0 and job.excluded_nodes == []
     decided = next(r for r in cluster.events(job_id) if r.event_type is EventType.DECIDED)
     assert decided.acted is False and decided.action == "restart_excluding" and decided.nodes == ["node2"]
     assert not {EventType.HELD, EventType.EXCLUDED, EventType.RELEASED} & set(cluster.types(job_id))

@@ -10,6 +10,7 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy, SearchAttributeKey
+from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from respawn.audit import AuditEvent, EventType
@@ -47,6 +48,8 @@ _SCHEDULER_RETRY = RetryPolicy(
 )
 _QUICK = dict(start_to_close_timeout=timedelta(seconds=30), schedule_to_close_timeout=timedelta(minutes=5),
               retry_policy=_SCHEDULER_RETRY)
+# Activity error types that mean the job is no longer ours to recover.
+JOB_GONE = {"JobGone", "JobNotFound", "JobFinished"}
 # Cascades: errors that are usually the echo of another rank or node failing.
 _CASCADES = {FailureClass.COMM_ERROR, FailureClass.COMM_TIMEOUT}
 
@@ -69,6 +72,19 @@ class IncidentWorkflow:
     @workflow.run
     async def run(self, inp: IncidentInput) -> IncidentResult:
         self._input = inp
+        try:
+            return await self._handle(inp)
+        except ActivityError as err:
+            # The owner cancelled the job, it finished, or it vanished while we
+            # worked on it: there is nothing left to recover, say so and stop.
+            cause = err.cause
+            if isinstance(cause, ApplicationError) and cause.type in JOB_GONE:
+                result = IncidentResult(incident_id=workflow.info().workflow_id, phase=Phase.CLOSED,
+                                        reason=f"job left recovery: {cause.message}")
+                return await self._close(result, Phase.CLOSED)
+            raise
+
+    async def _handle(self, inp: IncidentInput) -> IncidentResult:
         iid = workflow.info().workflow_id
         # Signal-with-start delivers the first detection with the start.
         await workflow.wait_condition(lambda: bool(self._detections))
