@@ -6,7 +6,7 @@ from temporalio import activity
 from activities.errors import as_activity_error
 from respawn.evidence import Evidence, LineSource, LogLine
 from respawn.incident import DetectionKind, Gathered, GatherRequest
-from respawn.joblog import rank_of, read_lines, tail_lines
+from respawn.joblog import logged_at, rank_of, read_lines, tail_lines
 from respawn.scheduler.errors import SchedulerError
 from respawn.services import Services
 
@@ -37,7 +37,8 @@ class EvidenceActivities:
             path = config.kernel_log(node)
             if path is not None:
                 kernel = await asyncio.to_thread(tail_lines, path, _KERNEL_TAIL_LINES)
-                lines += [LogLine(text=t, source=LineSource.KERNEL, node=node, seq=i) for i, t in enumerate(kernel)]
+                lines += [LogLine(text=t, source=LineSource.KERNEL, node=node, seq=i)
+                          for i, t in enumerate(_during(kernel, job.start_time))]
         for d in req.detections:
             if d.kind is DetectionKind.JOB_ENDED and d.line:
                 lines.append(LogLine(text=d.line, source=LineSource.SCHEDULER))
@@ -73,6 +74,16 @@ class EvidenceActivities:
             if step is not None:
                 newest = step if newest is None else max(newest, step)
         return newest
+
+
+def _during(kernel: list[str], start: datetime | None) -> list[str]:
+    """Kernel lines written since the attempt started. An Xid from an earlier
+    job on the node is history, and must not be blamed for this attempt; an
+    undated line cannot be placed, so it is left out."""
+    if start is None:
+        return []
+    dated = ((logged_at(t), t) for t in kernel)
+    return [t for at, t in dated if at is not None and at >= start]
 
 
 def _unreachable(state: str, flags: list[str]) -> bool:

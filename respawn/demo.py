@@ -25,7 +25,6 @@ from workload.faults import FaultKind, fired_at, inject
 from workload.submit import submit
 
 COMMENT = '{"respawn":{"environment":"demo","mode":"action"}}'
-KERNEL_FAULTS = {FaultKind.XID, FaultKind.ECC}
 
 
 class DemoError(RuntimeError):
@@ -86,7 +85,6 @@ async def _run(lab: Lab, config: ClusterConfig, fault: FaultKind, node: str, say
 
         await _until(saved_checkpoint, 120, "the job to save its first checkpoint")
         say(f"job {job_id} is training and saved a checkpoint; injecting '{fault.value}' on {node}")
-        injected_at = time.time()
         inject(lab, job_id, node, fault)
 
         async def finished() -> str | None:
@@ -101,12 +99,7 @@ async def _run(lab: Lab, config: ClusterConfig, fault: FaultKind, node: str, say
                          30, "the detector to record the end of the job")
         finally:
             audit.close()
-        # An Xid or ECC error is in the node's kernel log the moment it is
-        # injected; the rank reports it at its next step.
-        fault_at = fired_at(lab, job_id, node)
-        if fault in KERNEL_FAULTS or fault_at is None:
-            fault_at = min(injected_at, fault_at or injected_at)
-        return _result(config, job_id, fault_at, final_state)
+        return _result(config, job_id, fired_at(lab, job_id, node), final_state)
     finally:
         await services.close()
 

@@ -2,10 +2,13 @@
 
 import os
 import re
+from datetime import datetime
 from pathlib import Path
 
 # A rank tag as PyTorch prints it (`[rank3]:`) or as `srun --label` does (`3: `).
 _RANK_TAG = re.compile(r"^\s*(?:\[rank(?P<torch>\d{1,6})\]:|(?P<srun>\d{1,6}): )")
+# rsyslog's kern.log line: RFC 3339 time, host, "kernel:", message.
+_SYSLOG_TIME = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d))\s")
 MAX_LINE = 8192  # longer lines are cut: user output must not cost unbounded memory
 
 
@@ -50,3 +53,14 @@ def rank_of(line: str) -> int | None:
     if not match:
         return None
     return int(match.group("torch") or match.group("srun"))
+
+
+def logged_at(line: str) -> datetime | None:
+    """When a kernel-log line was written, from its syslog time stamp."""
+    match = _SYSLOG_TIME.match(line)
+    if not match:
+        return None
+    try:
+        return datetime.fromisoformat(match.group(1).replace("Z", "+00:00"))
+    except ValueError:
+        return None

@@ -27,7 +27,7 @@ def lab_config(lab: Lab, transport: Transport = Transport.LOCAL) -> ClusterConfi
             "job_output": str(lab.out_dir / "slurm-{job_id}.out"),
             "kernel_log": str(lab.kernel_dir / "{node}.log"),
         },
-        "audit_db": str(lab.root / "audit.db"),
+        "audit_db": str(lab.audit_db),
     })
 
 

@@ -9,12 +9,20 @@ to do on the first, second, ... incident of that class in one job.
 from enum import StrEnum
 from pathlib import Path
 
+import re2
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from respawn.taxonomy import CauseLayer, FailureClass
 
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / "runbooks"
+
+
+def quiet_options() -> re2.Options:
+    """RE2 options for runbook regexes: errors are raised, not also logged to stderr."""
+    options = re2.Options()
+    options.log_errors = False
+    return options
 
 
 class RunbookError(ValueError):
@@ -41,18 +49,53 @@ class Rung(BaseModel):
 
 
 class Pattern(BaseModel):
+    """One way a failure shows in a log line.
+
+    The regex is RE2 syntax (linear time on hostile input: no backreferences, no
+    look-around). Named groups are kept on the hit: `host` names the node to
+    blame, `xid` the Xid code, `pci` the GPU's bus id.
+    """
+
     model_config = ConfigDict(extra="forbid")
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")
-    regex: str
+    regex: str = Field(min_length=1, max_length=4000)
     # Overrides of the runbook's defaults for lines this pattern matches.
     cause_layer: CauseLayer | None = None
     node_rule: NodeRule | None = None
+    # Written as `null` in the YAML it overrides the runbook's value with "unknown";
+    # left out, the runbook's value holds (see `recoverable`).
     recoverable_by_restart: bool | None = None
-    # Root cause over symptoms: among matches in one incident the highest priority decides.
-    priority: int | None = None
-    # Optional sub-classification, e.g. Xid codes that point at the application instead.
+    # Root cause over symptoms: among matches in one incident the highest priority
+    # decides. On a benign pattern: the line is vetoed for every failure pattern of
+    # lower priority.
+    priority: int | None = Field(default=None, ge=0, le=1000)
+    # Optional sub-classification: the pattern matches only when its `xid` group is
+    # one of these codes (fatal Xids here, NVLink Xids there).
     xid_codes: list[int] | None = None
     description: str = ""
+
+    @field_validator("regex")
+    @classmethod
+    def _regex_compiles(cls, regex: str) -> str:
+        try:
+            re2.compile(regex, options=quiet_options())
+        except re2.error as exc:
+            reason = exc.args[0] if exc.args else exc
+            text = reason.decode("utf-8", "replace") if isinstance(reason, bytes) else str(reason)
+            raise ValueError(f"not an RE2 regex: {text}") from None
+        return regex
+
+    @model_validator(mode="after")
+    def _xid_group(self) -> "Pattern":
+        if self.xid_codes is not None and "(?P<xid>" not in self.regex:
+            raise ValueError(f"pattern {self.id}: xid_codes needs a (?P<xid>...) group in the regex")
+        return self
+
+    def recoverable(self, default: bool | None) -> bool | None:
+        """The pattern's verdict on restarting, or the runbook's when it has none."""
+        if "recoverable_by_restart" in self.model_fields_set:
+            return self.recoverable_by_restart
+        return default
 
 
 class Runbook(BaseModel):

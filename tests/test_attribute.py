@@ -1,0 +1,255 @@
+import pytest
+
+from respawn.attribute import attribute, classify_text
+from respawn.evidence import Evidence, LineSource, LogLine
+from respawn.matcher import Matcher
+from respawn.runbook import Catalogue
+from respawn.taxonomy import CauseLayer, FailureClass
+
+XID_79 = "NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=python, GPU has fallen off the bus."
+TIMEOUT = ("[rank{r}]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog caught collective "
+           "operation timeout: WorkNCCL(SeqNum=88, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600231 "
+           "milliseconds before timing out.")
+
+
+@pytest.fixture(scope="module")
+def catalogue() -> Catalogue:
+    return Catalogue.load()
+
+
+@pytest.fixture(scope="module")
+def matcher(catalogue: Catalogue) -> Matcher:
+    return Matcher.from_catalogue(catalogue)
+
+
+def evidence(*texts: str, kernel: dict[str, list[str]] | None = None, **fields) -> Evidence:
+    lines = [LogLine(text=t, seq=i) for i, t in enumerate(texts)]
+    for node, kernel_lines in (kernel or {}).items():
+        lines += [LogLine(text=t, source=LineSource.KERNEL, node=node, seq=i) for i, t in enumerate(kernel_lines)]
+    fields.setdefault("job_state", "FAILED")
+    fields.setdefault("exit_code", 1)
+    return Evidence(cluster="lab", job_id=12, attempt=0, nodes=["node1", "node2", "node3"],
+                    placement={0: "node1", 1: "node2", 2: "node3"}, lines=lines, **fields)
+
+
+def test_demo_xid_blames_the_node_of_the_rank(catalogue, matcher):
+    ev = evidence(
+        "[rank0]: step 40 loss 0.91",
+        f"[rank1]: {XID_79}",
+        "[rank1]: RuntimeError: CUDA error: unspecified launch failure",
+        TIMEOUT.format(r=0),
+        kernel={"node2": [f"[ 1234.567890] {XID_79}"]},
+    )
+    a = attribute(catalogue, matcher, ev)
+    assert a.failure_class is FailureClass.GPU_HARDWARE and a.cause_layer is CauseLayer.HARDWARE
+    assert a.node_implicated and a.nodes == ["node2"]
+    assert a.recoverable_by_restart is True and a.pattern == "xid-fatal"
+
+
+def test_kernel_xid_alone_implicates_its_node(catalogue, matcher):
+    ev = evidence("RuntimeError: CUDA error: unspecified launch failure",
+                  kernel={"node3": [f"[ 99.1] {XID_79}"], "node1": ["[ 12.0] eth0: link up"]})
+    a = attribute(catalogue, matcher, ev)
+    assert a.failure_class is FailureClass.GPU_HARDWARE and a.nodes == ["node3"]
+
+
+def test_untagged_job_xid_finds_its_node_by_pci_bus_in_kernel_logs(catalogue, matcher):
+    ev = evidence("NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=python, An uncorrectable double bit error (DBE)",
+                  kernel={"node3": ["[ 5.0] NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=python, DBE"],
+                          "node1": ["[ 5.0] NVRM: Xid (PCI:0000:af:00): 13, pid=1, name=python, Graphics Exception"]})
+    a = attribute(catalogue, matcher, ev)
+    assert a.failure_class is FailureClass.GPU_HARDWARE and a.nodes == ["node3"]
+
+
+def test_kernel_lines_of_other_nodes_are_ignored(catalogue, matcher):
+    ev = evidence("[rank0]: step 3", kernel={"node9": [f"[ 1.0] {XID_79}"]})
+    a = attribute(catalogue, matcher, ev)
+    assert a.failure_class is FailureClass.PROCESS_CRASH and a.pattern is None
+
+
+def test_demo_keyerror_is_an_application_error_without_node(catalogue, matcher):
+    ev = evidence(
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "/work/workload/train.py", line 120, in <module>',
+        '[rank0]:     target = batch["labels"]',
+        "[rank0]: KeyError: 'labels'",
+        TIMEOUT.format(r=1),
+        "[rank2]: torch.distributed.DistBackendError: NCCL communicator was aborted on rank 2.",
+    )
+    a = attribute(catalogue, matcher, ev)
+    assert a.failure_class is FailureClass.APP_ERROR and a.cause_layer is CauseLayer.APPLICATION
+    assert not a.node_implicated and a.nodes == []
+    assert a.recoverable_by_restart is False and a.pattern == "python-keyerror"
+    assert a.line == "[rank0]: KeyError: 'labels'"
+
+
+def test_demo_nccl_ib_completion_error_blames_the_named_host(catalogue, matcher):
+    line = ("node2:12345:12399 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.3<58923> with error 12, "
+            "opcode 0, len 0, vendor err 129 (Recv)")
+    a = attribute(catalogue, matcher, evidence(f"[rank1]: {line}", TIMEOUT.format(r=0)))
+    assert a.failure_class is FailureClass.INTERCONNECT and a.nodes == ["node2"] and a.node_implicated
+    assert a.pattern == "nccl-ib-completion-error"
+    # The same line with no host prefix cannot say which end failed.
+    bare = attribute(catalogue, matcher, evidence(
+        "NET/IB : Got completion from peer 10.0.0.3<58923> with status=12 opcode=0 len=0 vendor err 129"))
+    assert bare.failure_class is FailureClass.COMM_ERROR and not bare.node_implicated
+
+
+def test_a_peer_address_is_not_a_suspect(catalogue, matcher):
+    # "node3" appears only as the peer the connection was to.
+    a = attribute(catalogue, matcher, evidence(
+        "[rank1]: RuntimeError: [gloo/transport/tcp/pair.cc:598] Connection closed by peer [node3]:4321"))
+    assert a.failure_class is FailureClass.COMM_ERROR and not a.node_implicated and a.nodes == []
+
+
+def test_hosts_outside_the_allocation_are_never_blamed(catalogue, matcher):
+    line = "othernode:1:2 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.3<1> with error 12, opcode 0"
+    a = attribute(catalogue, matcher, evidence(line))
+    assert a.failure_class is FailureClass.INTERCONNECT and a.node_implicated and a.nodes == []
+
+
+def test_fqdn_host_maps_to_the_short_node_name(catalogue, matcher):
+    line = "node3.cluster.local:1:2 [1] NCCL WARN NET/IB : mlx5_1:1 Got async event : port error"
+    assert attribute(catalogue, matcher, evidence(line)).nodes == ["node3"]
+
+
+def test_gpu_oom_on_one_rank_beats_dump_signals_on_others(catalogue, matcher):
+    ev = evidence(
+        "[rank0]:[E1 ProcessGroupNCCL.cpp:1] [Rank 0] Received a dump signal due to a collective timeout",
+        TIMEOUT.format(r=2),
+        "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB.",
+    )
+    a = attribute(catalogue, matcher, ev)
+    assert a.failure_class is FailureClass.GPU_OOM and a.recoverable_by_restart is False
+
+
+def test_earliest_rank_decides_among_equals(catalogue, matcher):
+    ev = evidence("[rank2]: KeyError: 'first'", "[rank0]: KeyError: 'second'")
+    assert attribute(catalogue, matcher, ev).line == "[rank2]: KeyError: 'first'"
+
+
+def test_traceback_frames_are_not_read_as_errors(catalogue, matcher):
+    ev = evidence(
+        "Traceback (most recent call last):",
+        '  File "/opt/train.py", line 12, in step',
+        "    except torch.cuda.OutOfMemoryError:  # uncorrectable ECC error encountered",
+        '  File "/opt/data.py", line 40, in load',
+        "    raise FileNotFoundError(path)",
+        "FileNotFoundError: /data/shard-0007.bin",
+    )
+    a = attribute(catalogue, matcher, ev)
+    assert a.failure_class is FailureClass.APP_ERROR and a.pattern == "python-exception"
+
+
+def test_down_nodes_mean_node_failure_on_them(catalogue, matcher):
+    ev = evidence(TIMEOUT.format(r=0), "[rank0]: RuntimeError: Connection reset by peer",
+                  job_state="NODE_FAIL", down_nodes=["node3"])
+    a = attribute(catalogue, matcher, ev)
+    assert a.failure_class is FailureClass.NODE_FAILURE and a.nodes == ["node3"] and a.node_implicated
+
+
+def test_job_state_decides_when_the_log_is_silent(catalogue, matcher):
+    timeout = attribute(catalogue, matcher, evidence("[rank0]: step 9", job_state="TIMEOUT", exit_code=0))
+    assert timeout.failure_class is FailureClass.SCHEDULER_LIMIT and timeout.recoverable_by_restart is True
+    oom = attribute(catalogue, matcher, evidence("[rank0]: step 9", job_state="OUT_OF_MEMORY"))
+    assert oom.failure_class is FailureClass.HOST_OOM
+
+
+def test_user_cancel_is_not_recoverable(catalogue, matcher):
+    a = attribute(catalogue, matcher, evidence(
+        "slurmstepd: error: *** JOB 12 ON node1 CANCELLED AT 2030-01-01T10:00:00 ***", job_state="CANCELLED"))
+    assert a.failure_class is FailureClass.SCHEDULER_LIMIT and a.recoverable_by_restart is False
+
+
+def test_time_limit_outranks_the_errors_its_kill_provokes(catalogue, matcher):
+    a = attribute(catalogue, matcher, evidence(
+        "[rank0]: RuntimeError: [gloo] Connection closed by peer [10.0.0.2]:99",
+        "slurmstepd: error: *** JOB 12 ON node1 CANCELLED AT 2030-01-01T10:00:00 DUE TO TIME LIMIT ***"))
+    assert a.failure_class is FailureClass.SCHEDULER_LIMIT and a.pattern == "slurm-time-limit"
+
+
+def test_oom_kill_outranks_slurms_cancel(catalogue, matcher):
+    a = attribute(catalogue, matcher, evidence(
+        "slurmstepd: error: Detected 1 oom_kill event in StepId=12.0. Some of the step tasks have been OOM Killed.",
+        "slurmstepd: error: *** STEP 12.0 ON node2 CANCELLED AT 2030-01-01T10:00:00 ***"))
+    assert a.failure_class is FailureClass.HOST_OOM and not a.node_implicated
+
+
+def test_killed_task_offers_its_node_for_recurrence(catalogue, matcher):
+    a = attribute(catalogue, matcher, evidence("srun: error: node2: task 1: Killed", exit_code=137))
+    assert a.failure_class is FailureClass.PROCESS_CRASH and a.pattern == "srun-task-signalled"
+    # The decision blames it only if the same class struck node2 before.
+    assert a.node_implicated and a.nodes == ["node2"]
+    text = classify_text(catalogue, matcher, "srun: error: node2: task 1: Killed")
+    assert not text.node_implicated and text.nodes == []
+
+
+def test_exit_by_signal_is_read_from_the_exit_code(catalogue, matcher):
+    a = attribute(catalogue, matcher, evidence("[rank0]: step 3", exit_code=139))
+    assert a.failure_class is FailureClass.PROCESS_CRASH and a.pattern == "exit-by-signal"
+
+
+def test_unmatched_failure_falls_back_to_process_crash(catalogue, matcher):
+    a = attribute(catalogue, matcher, evidence("[rank0]: step 3", exit_code=1))
+    assert a.failure_class is FailureClass.PROCESS_CRASH and a.cause_layer is CauseLayer.AMBIGUOUS
+    assert a.pattern is None and a.recoverable_by_restart is None
+    assert "exit code 1" in (a.line or "")
+
+
+def test_running_job_with_nothing_wrong_is_benign(catalogue, matcher):
+    a = attribute(catalogue, matcher, evidence("[rank0]: step 3", job_state="RUNNING", exit_code=None))
+    assert a.failure_class is FailureClass.BENIGN and a.pattern is None
+
+
+def test_rank_field_set_by_the_gatherer_is_used(catalogue, matcher):
+    ev = evidence()
+    ev.lines = [LogLine(text="RuntimeError: CUDA error: uncorrectable ECC error encountered", rank=2, seq=0)]
+    assert attribute(catalogue, matcher, ev).nodes == ["node3"]
+
+
+def test_srun_label_tags_a_rank(catalogue, matcher):
+    a = attribute(catalogue, matcher, evidence("1: RuntimeError: CUDA error: uncorrectable ECC error encountered"))
+    assert a.nodes == ["node2"]
+
+
+def test_syslog_host_is_named(catalogue, matcher):
+    a = classify_text(catalogue, matcher,
+                      "Jan  3 04:05:06 gpu-a-17 kernel: [ 9.1] NVRM: Xid (PCI:0000:07:00): 79, pid=1, name=x, off")
+    assert a.nodes == ["gpu-a-17"] and a.node_implicated
+
+
+@pytest.mark.parametrize("text", [
+    "gpu1:7:8 [0] NCCL INFO NET/Plugin: Plugin load returned 2 : libnccl-net.so: cannot open shared object file: "
+    "No such file or directory : when loading libnccl-net.so",
+    "iteration 77/900 | lm loss: 3.1E+00 | loss scale: 1.0 | number of skipped iterations: 0 | "
+    "number of nan iterations: 0 |",
+    "[INFO] [loss_scaler.py:1:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: "
+    "262144, reducing to 131072",
+    "/venv/lib/python3.10/site-packages/accelerate/x.py:9: FutureWarning: `foo` is deprecated\n  warnings.warn(",
+    "gpu1:7:8 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM",
+])
+def test_benign_text_stays_benign(catalogue, matcher, text):
+    a = classify_text(catalogue, matcher, text)
+    assert a.failure_class is FailureClass.BENIGN and a.cause_layer is CauseLayer.BENIGN and a.pattern is None
+
+
+def test_classify_text_reads_a_whole_excerpt(catalogue, matcher):
+    a = classify_text(catalogue, matcher, "step 1 loss 2.0\nstep 2 loss 1.9\nKilled\n")
+    assert a.failure_class is FailureClass.HOST_OOM and a.cause_layer is CauseLayer.AMBIGUOUS
+    assert a.recoverable_by_restart is None and a.pattern == "killed"
+
+
+def test_hostile_text_is_bounded_in_the_audit_line(catalogue, matcher):
+    a = classify_text(catalogue, matcher, "KeyError: '" + "x" * 200_000 + "'")
+    assert a.failure_class is FailureClass.APP_ERROR and len(a.line or "") <= 1000
+
+
+def test_frames_are_read_per_rank_when_ranks_interleave(catalogue, matcher):
+    ev = evidence(
+        '[rank1]:   File "/opt/train.py", line 7, in step',
+        "[rank0]: step 12 loss 0.3",
+        "[rank1]:     raise RuntimeError('CUDA error: an illegal memory access was encountered')",
+        "[rank1]: KeyError: 'mask'",
+    )
+    a = attribute(catalogue, matcher, ev)
+    assert a.failure_class is FailureClass.APP_ERROR and a.pattern == "python-keyerror"

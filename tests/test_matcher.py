@@ -1,0 +1,352 @@
+import re
+import time
+
+import pytest
+
+from respawn.matcher import Matcher
+from respawn.runbook import Catalogue
+from respawn.taxonomy import FailureClass
+
+
+@pytest.fixture(scope="module")
+def catalogue() -> Catalogue:
+    return Catalogue.load()
+
+
+@pytest.fixture(scope="module")
+def matcher(catalogue: Catalogue) -> Matcher:
+    return Matcher.from_catalogue(catalogue)
+
+
+# (line, the pattern that must decide it). Written for these tests in the shapes
+# the real software prints, with made-up hosts, numbers and paths.
+FAILURES = [
+    ("NVRM: Xid (PCI:0000:1a:00): 79, pid=901, name=python3, GPU has fallen off the bus.", "xid-fatal"),
+    ("[ 88.1] NVRM: Xid (PCI:0000:c1:00): 94, pid=77, name=torchrun, Contained: SM (0x1). RST: No", "xid-fatal"),
+    ("kernel: NVRM: Xid (PCI:0001:05:00): 119, pid=12, name=pt_main_thread, Timeout waiting for RPC", "xid-fatal"),
+    ("NVRM: GPU at PCI:0000:61:00: GPU-1234 has fallen off the bus.", "gpu-fallen-off-bus"),
+    ("Unable to determine the device handle for GPU 0000:61:00.0: GPU is lost.  Reboot the system", "gpu-lost"),
+    ("Unable to determine the device handle for GPU 00000000:3D:00.0: Unknown Error", "gpu-lost"),
+    ("RuntimeError: CUDA error: uncorrectable ECC error encountered", "ecc-uncorrectable"),
+    ("E external/xla/stream.cc:99] CUDA_ERROR_ECC_UNCORRECTABLE while syncing", "ecc-uncorrectable"),
+    ("nvidia-smi: Pending Row Remapping : Yes", "gpu-reset-required"),
+    ("NVRM: GPU 0000:41:00.0: RmInitAdapter failed! (0x25:0x65:1457)", "gpu-init-failed"),
+    ("cudaGetDeviceCount: CUDA-capable device(s) is/are busy or unavailable", "gpu-init-failed"),
+    ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.", "nvidia-driver-unreachable"),
+    ("RuntimeError: CUDA error: an illegal memory access was encountered", "cuda-illegal-address"),
+    ("CUDA error: misaligned address", "cuda-illegal-address"),
+    ("RuntimeError: CUDA error: unspecified launch failure", "cuda-launch-failure"),
+    ("NVRM: Xid (PCI:0000:b1:00): 31, pid=5, name=python, Ch 00000008, intr 10000000. MMU Fault", "xid-application"),
+    ("RuntimeError: CUDA error: operation not supported on global/shared address space", "cuda-error-other"),
+    ("RuntimeError: CUDA driver error: unknown error", "cuda-error-other"),
+    ("NVRM: Xid (PCI:0000:1a:00): 45, pid=1, name=python, Ch 00000010", "xid-other"),
+    ("NVRM: Xid (PCI:0000:1a:00): 109, pid=1, name=python, Ctx Switch Timeout Error", "xid-application"),
+    ("Failed to initialize NVML: Driver/library version mismatch", "nvidia-driver-unreachable"),
+    ("gpu7:4411:4490 [3] NCCL WARN NET/IB : Got completion from peer 10.9.8.7<4211> with error 12, opcode 1, "
+     "len 0, vendor err 129 (Recv)", "nccl-ib-completion-error"),
+    ("gpu7:4411:4490 [3] transport/net_ib.cc:99 NCCL WARN NET/IB : mlx5_2:1 Got async event : port error",
+     "ib-async-port-event"),
+    ("gpu7:4411:4490 [3] NCCL WARN NET/IB : mlx5_2:1 Got async event : local work queue catastrophic error",
+     "ib-async-qp-event"),
+    ("[h3:1:0:1] ib_mlx5_log.c:171  Transport retry count exceeded on mlx5_1:1/RoCE (synd 0x15)",
+     "ib-transport-retry"),
+    ("NET/IB : ibv_poll_cq error: status IBV_WC_RETRY_EXC_ERR", "ib-transport-retry"),
+    ("link mlx5_3/1 state DOWN physical_state DISABLED", "ib-port-down"),
+    ("        Physical state: Polling", "ib-port-down"),
+    ("gpu3:9:9 [1] NCCL WARN NET/IB : ibv_reg_mr_iova2 failed with error Cannot allocate memory",
+     "ib-verbs-call-failed"),
+    ("mlx5: gpu3: got completion with error:", "ib-transport-retry"),
+    ("[1700000000.1] [gpu3:1 :0]  ib_iface.c:1 UCX  ERROR Endpoint timeout on ep 0x1", "ib-transport-retry"),
+    ("mlx5_core 0000:17:00.0: mlx5_port_module_event: Port module event[error]: module 0, Cable error",
+     "ib-port-down"),
+    ("GUID 0xabc port 7: [SymbolErrorCounter == 4112]", "ib-port-counters"),
+    ("RuntimeError: CUDA error: uncorrectable NVLink error detected during the execution", "nvlink-error"),
+    ("NVRM: Xid (PCI:0000:18:00): 145, RLW_REMAP Fatal XC0 i0 Link 11 (0x0)", "xid-nvlink-fatal"),
+    ("NVRM: Xid (PCI:0000:18:00): 146, TLW_RX Nonfatal XC0 i0 Link 02 (0x0)", "xid-nvlink-nonfatal"),
+    ("[rank3]:[E11 08:00:00.1 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective operation timeout: "
+     "WorkNCCL(SeqNum=9, OpType=BROADCAST) ran for 1800001 milliseconds before timing out.",
+     "nccl-watchdog-timeout"),
+    ("[PG ID 0 PG GUID 0 Rank 2] ProcessGroupNCCL's watchdog got stuck for 600 seconds without making progress",
+     "nccl-watchdog-stuck"),
+    ("[Rank 5] Received a dump signal due to a collective timeout from rank 1", "nccl-dump-signal"),
+    ("RuntimeError: [gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 300000ms for send operation "
+     "to complete", "collective-recv-timeout"),
+    ("host9:77:88 [1] NCCL INFO transport/net.cc:1130 -> 6", "nccl-error-return-trace"),
+    ("torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote process exited or "
+     "there was a network error, NCCL version 2.20.5", "nccl-remote-error"),
+    ("socketProgressOpt: Call to recv from 10.1.1.4<4434> failed : Connection timed out",
+     "nccl-socket-recv-failed"),
+    ("NET/IB : Got completion from peer 10.2.3.4<1234> with status=12 opcode=0", "nccl-ib-completion-unattributed"),
+    ("torch.distributed.DistBackendError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO)",
+     "nccl-system-error"),
+    ("ncclUnhandledCudaError: Call to CUDA function failed.", "nccl-cuda-error"),
+    ("ncclInvalidUsage: This usually reflects invalid usage of NCCL library.", "nccl-invalid-usage"),
+    ("RuntimeError: [third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [10.0.0.9]:1121",
+     "connection-lost"),
+    ("RuntimeError: NCCL communicator was aborted on rank 3.", "nccl-error-other"),
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity", "cuda-oom"),
+    ("host1:9:9 [2] include/alloc.h:48 NCCL WARN Cuda failure 'out of memory'", "cuda-oom"),
+    ("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[8]",
+     "tf-xla-oom"),
+    ("slurmstepd: error: Detected 3 oom_kill events in StepId=77.0. Some of the step tasks have been OOM Killed.",
+     "oom-kill"),
+    ("[1234.5] Out of memory: Killed process 4410 (python) total-vm:9kB", "oom-kill"),
+    ("slurmstepd: error: Step 88.0 exceeded memory limit (900 > 800), being killed", "slurm-memory-limit"),
+    ("srun: error: gpu-a-07: task 12: Out Of Memory", "slurm-memory-limit"),
+    ("RuntimeError: DataLoader worker (pid 8811) is killed by signal: Killed. ", "dataloader-worker-killed"),
+    ("RuntimeError: [enforce fail at alloc_cpu.cpp:83] DefaultCPUAllocator: can't allocate memory: you tried "
+     "to allocate 1 bytes", "host-alloc-failed"),
+    ("MemoryError", "host-alloc-failed"),
+    ("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+     "shared-memory-exhausted"),
+    ("Message:  The node was low on resource: memory. Container trainer was using 60Gi.", "evicted-for-memory"),
+    ("Killed", "killed"),
+    ("/var/spool/slurmd/job77/slurm_script: line 12: 4242 Killed   torchrun train.py", "killed"),
+    ("KeyError: 'input_ids'", "python-keyerror"),
+    ("ModuleNotFoundError: No module named 'apex'", "python-import-error"),
+    ("RuntimeError: mat1 and mat2 shapes cannot be multiplied (8x512 and 256x10)", "tensor-shape-mismatch"),
+    ("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cpu and cuda:0!",
+     "tensor-device-mismatch"),
+    ("RuntimeError: CUDA error: device-side assert triggered", "cuda-device-assert"),
+    ("RuntimeError: CUDA error: no kernel image is available for execution on the device", "cuda-setup-error"),
+    ("ValueError: too many values to unpack (expected 2)", "python-exception"),
+    ("Traceback (most recent call last):", "python-traceback"),
+    ("subprocess.CalledProcessError: Command '['python', 'x.py']' returned non-zero exit status 1.",
+     "python-exception"),
+    ("[2030-01-01 00:00:00,000] [ERROR] [launch.py:321:sigkill_handler] ['python', 'x.py'] exits with return "
+     "code = -9", "launcher-child-failed"),
+    ("AssertionError", "python-exception"),
+    ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:", "launcher-child-failed"),
+    ("E0101 00:00:00.1 99 api.py:881] failed (exitcode: 1) local_rank: 3 (pid: 7) of binary: /usr/bin/python",
+     "launcher-child-failed"),
+    ("iteration 400/1000 | lm loss: nan | loss scale: 8192.0 |", "nan-loss"),
+    ("{'loss': inf, 'grad_norm': 3.2, 'epoch': 1.0}", "nan-loss"),
+    ("RuntimeError: Function 'MulBackward0' returned nan values in its 0th output.", "non-finite-detected"),
+    ("FloatingPointError: Minimum loss scale reached (0.0001).", "loss-scale-minimum"),
+    ("Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.", "loss-scale-minimum"),
+    ("[deepspeed] OVERFLOW! Rank 3 Skipping step. Attempted loss scale: 16.0, reducing to 8.0", "overflow-at-small-scale"),
+    ("iteration 9 | number of skipped iterations: 1 | number of nan iterations:   2 |", "nan-iterations"),
+    ("Fatal Python error: Segmentation fault", "segfault"),
+    ("bash: line 1: 9911 Segmentation fault      (core dumped) python train.py", "segfault"),
+    ("ERROR: Unexpected bus error encountered in worker.", "bus-error"),
+    ("srun: error: gpu-b-12: task 5: Killed", "srun-task-signalled"),
+    ("terminate called after throwing an instance of 'c10::Error'", "native-abort"),
+    ("Illegal instruction (core dumped)", "fatal-signal"),
+    ("RuntimeError: DataLoader worker (pid(s) 4242, 4243) exited unexpectedly", "dataloader-worker-died"),
+    ("slurm: JobState=FAILED ExitCode=139", "exit-by-signal"),
+    ("OSError: [Errno 28] No space left on device: '/scratch/ckpt/step_100'", "disk-full"),
+    ("OSError: [Errno 122] Disk quota exceeded", "disk-quota"),
+    ("OSError: [Errno 5] Input/output error: '/lustre/run/log.txt'", "io-error"),
+    ("OSError: [Errno 116] Stale file handle", "stale-file-handle"),
+    ("RuntimeError: PytorchStreamWriter failed writing file data/12: file write failed", "write-failed"),
+    ("RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory",
+     "write-failed"),
+    ("Message: The node was low on resource: ephemeral-storage. Container x was using 90Gi", "evicted-for-disk"),
+    ("LustreError: 11-0: lfs-OST0004-osc: operation ost_write to node 10.0.0.8@o2ib failed: rc = -107",
+     "parallel-fs-error"),
+    ("kernel:LustreError: 81:0:(osc_cache.c:955:osc_extent_wait()) LBUG", "lustre-client-lbug"),
+    ("slurmstepd: error: *** JOB 5012 ON gpu-a-01 CANCELLED AT 2030-01-01T00:00:00 DUE TO TIME LIMIT ***",
+     "slurm-time-limit"),
+    ("slurm: JobState=TIMEOUT ExitCode=0", "slurm-time-limit"),
+    ("slurmstepd: error: *** STEP 5012.3 ON gpu-a-01 CANCELLED AT 2030-01-01T00:00:00 DUE TO PREEMPTION ***",
+     "slurm-preempted"),
+    ("slurmstepd: error: *** JOB 5012 ON gpu-a-01 CANCELLED AT 2030-01-01T00:00:00 ***", "slurm-cancelled"),
+    ("srun: error: Unable to create step for job 77: More processors requested than permitted",
+     "slurm-step-config"),
+    ("srun: Job step aborted: Waiting up to 32 seconds for job step to finish.", "slurm-step-forced"),
+    ("slurm: NodeName=gpu-a-02 State=DOWN+NOT_RESPONDING", "slurm-node-down"),
+    ("srun: error: Node failure on gpu-a-02", "slurm-node-failure"),
+    ("slurmctld: error: Nodes gpu-a-[02-03] not responding", "slurm-node-not-responding"),
+    ("update_node: node gpu-a-04 reason set to: Kill task failed", "slurm-health-check"),
+    ("srun: error: Prolog failure on node gpu-a-05", "slurm-prolog-failure"),
+    ("slurmstepd: error: couldn't chdir to `/home/u': No such file or directory: going to /tmp instead",
+     "slurmstepd-node-error"),
+    ("[ 901.2] Kernel panic - not syncing: Fatal exception", "kernel-fatal"),
+    ("RuntimeError: The server socket has failed to bind to [::]:29400 (errno: 98 - Address already in use).",
+     "port-in-use"),
+    ("torch.distributed.elastic.rendezvous.api.RendezvousClosedError", "rendezvous-error"),
+    ("torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 3/4 clients joined.",
+     "store-connect-timeout"),
+    ("socket.gaierror: [Errno -3] Temporary failure in name resolution", "name-resolution"),
+    ("srun: error: Application launch failed: Socket timed out on send/recv operation", "mpi-launch-failure"),
+    ("Detected 300.1 GFLOPs for GPU 2 which is below the threshold 900.0", "gpu-below-threshold"),
+    ("    HW Slowdown                       : Active", "gpu-throttled"),
+    ("Straggler detected: rank 12 is 3.1x slower than the median", "straggler-detected"),
+    ("PCIe link width for GPU 3 degraded from x16 to x4", "pcie-degraded"),
+]
+
+# Lines that look close to a failure and are not one.
+NEAR_MISSES = [
+    "see https://docs.nvidia.com/deploy/xid-errors for what Xid 79 means",  # talk about Xids, not one
+    "host1:1:1 [0] NCCL INFO NET/Plugin: Plugin load returned 2 : libnccl-net.so: cannot open shared object "
+    "file: No such file or directory",
+    "host1:1:1 [0] NCCL INFO NCCL_IB_TIMEOUT set by environment to 22.",
+    "iteration 10/90 | lm loss: 2.1E+00 | loss scale: 1.0 | number of skipped iterations: 0 | number of nan "
+    "iterations: 0 |",
+    "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768",
+    "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 16384.0",
+    "W tensorflow/bfc_allocator.cc:9] Allocator (GPU_0_bfc) ran out of memory trying to allocate 1.0GiB. The "
+    "caller indicates that this is not a failure, but may mean there could be performance gains",
+    "/site-packages/torch/nn/modules/module.py:1: UserWarning: the error handler is deprecated",
+    "No stragglers detected.",
+    "{'loss': 0.52, 'grad_norm': 1.7, 'learning_rate': 2e-05}",
+    "Epoch 3: 100%|##########| 50/50 [00:10<00:00, 4.9it/s, loss=0.31]",
+    "[rank0]:[I101 00:00:00.1 ProcessGroupNCCL.cpp:1 ] ProcessGroupNCCL heart beat monitor thread joined.",
+    "Saving checkpoint to /scratch/run/ckpt-1000 (KeyError handling enabled)",
+    "HW Slowdown : Not Active",
+    "ChildFailedError handler installed",
+    "slurmstepd: error: *** JOB 5012 ON gpu-a-01 CANCELLED AT 2030-01-01T00:00:00 DUE TO JOB REQUEUE",
+    "killed 0 stale workers",
+    "health check: no uncorrectable ECC errors on any GPU",
+    "[W socket.cpp:663] [c10d] The client socket has failed to connect to [node1]:29500 (errno: 111 - Connection "
+    "refused).",
+    "export NCCL_IB_RETRY_CNT=7  # transport retry count",
+    "[I ProcessGroupNCCL.cpp:1] ProcessGroupNCCL initialization options: TIMEOUT(ms): 1800000, USE_HIGH_PRIORITY: 0",
+    "Killed 3 zombie processes before start",
+    "gpu-lost-and-found: 0 devices reported lost",
+    "loss: 0.31 | grad_norm: 0.94 | nan_count: 0",
+    "slurm: JobState=FAILED ExitCode=1",
+]
+
+
+# (line, the benign pattern that vetoes it): each looks like a failure to some pattern.
+VETOED = [
+    ("gpu3:1:1 [0] NCCL INFO NCCL error in: probing plugins", "nccl-info"),
+    ("/x.py:1: UserWarning: RuntimeError: will be raised in a future release", "warning-line"),
+    ("W tf/bfc_allocator.cc:1] Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.0GiB. The caller "
+     "indicates that this is not a failure, but may mean that there could be performance gains", "not-a-failure"),
+    ("[deepspeed] OVERFLOW! Rank 1 Skipping step. Attempted loss scale: 4096, reducing to 2048 (grad_norm: inf)",
+     "warmup-overflow"),
+    ("number of nan iterations:   0 | loss: nan-free", "healthy-counters"),
+    ("=== No stragglers detected (3 slow ranks checked) ===", "no-stragglers"),
+]
+
+
+@pytest.mark.parametrize(("line", "veto"), VETOED)
+def test_benign_patterns_veto_their_lines(matcher: Matcher, line: str, veto: str):
+    hits = matcher.match(line)
+    assert veto in [h.pattern for h in hits if h.benign]
+    assert any(not h.benign for h in hits), "the line should look like a failure"
+    assert matcher.failure(line) is None
+
+
+def test_every_benign_pattern_has_a_test_line(catalogue: Catalogue):
+    benign = {p.id for p in catalogue.runbook(FailureClass.BENIGN).patterns}
+    assert benign == {v for _, v in VETOED}
+
+
+@pytest.mark.parametrize(("line", "pattern"), FAILURES)
+def test_failure_lines_hit_their_pattern(matcher: Matcher, line: str, pattern: str):
+    hit = matcher.failure(line)
+    assert hit is not None, line
+    assert hit.pattern == pattern
+
+
+@pytest.mark.parametrize("line", NEAR_MISSES)
+def test_near_misses_are_no_failure(matcher: Matcher, line: str):
+    assert matcher.failure(line) is None
+
+
+def test_every_failure_pattern_has_a_test_line(catalogue: Catalogue):
+    tested = {p for _, p in FAILURES}
+    patterns = {p.id for b in catalogue.runbooks.values() if b.failure_class is not FailureClass.BENIGN
+                for p in b.patterns}
+    assert patterns - tested == set()
+
+
+def test_hit_carries_runbook_defaults_and_groups(matcher: Matcher):
+    hit = matcher.failure("NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=python, An uncorrectable double bit error")
+    assert hit is not None
+    assert hit.failure_class is FailureClass.GPU_HARDWARE and hit.priority == 900
+    assert hit.groups["xid"] == "48" and hit.groups["pci"] == "0000:3b:00"
+    assert hit.recoverable_by_restart is True
+
+
+def test_pattern_overrides_apply(matcher: Matcher):
+    full = matcher.failure("OSError: [Errno 28] No space left on device")
+    stale = matcher.failure("OSError: [Errno 116] Stale file handle")
+    assert full is not None and full.recoverable_by_restart is False
+    assert stale is not None and stale.recoverable_by_restart is True
+    killed = matcher.failure("Killed")
+    assert killed is not None and killed.recoverable_by_restart is None  # an explicit null override
+    assert killed.cause_layer.value == "ambiguous"
+
+
+def test_benign_vetoes_only_below_its_priority(matcher: Matcher):
+    # The NCCL INFO veto (290) hides a "connection reset" (300)? No: only lower priorities.
+    info_reset = "host1:1:1 [0] NCCL INFO misc/socket.cc:50 Connection reset by peer"
+    assert matcher.failure(info_reset) is not None
+    # ... but hides the other NCCL errors it mentions (260).
+    assert matcher.failure("host1:1:1 [0] NCCL INFO NCCL error in: nothing yet") is None
+    # The loss-scale minimum (700) outranks the warm-up overflow veto (650) if both match.
+    line = "OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 1, reducing to 1"
+    hit = matcher.failure(line)
+    assert hit is not None and hit.pattern == "loss-scale-minimum"
+
+
+def test_match_lists_benign_hits_too(matcher: Matcher):
+    hits = matcher.match("host1:1:1 [0] NCCL INFO NCCL error in: nothing yet")
+    assert [h.pattern for h in hits] == ["nccl-info", "nccl-error-other"]
+    assert matcher.match("all is well") == []
+
+
+def test_highest_priority_wins_on_one_line(matcher: Matcher):
+    line = "[Rank 0] Watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered"
+    hit = matcher.failure(line)
+    assert hit is not None and hit.failure_class is FailureClass.GPU_FAULT
+
+
+def test_combined_matcher_agrees_with_the_naive_loop(catalogue: Catalogue, matcher: Matcher):
+    lines = [line for line, _ in FAILURES] + NEAR_MISSES
+    for line in lines:
+        naive = {p.id for b in catalogue.runbooks.values() for p in b.patterns if _naive_hit(p, line)}
+        assert {h.pattern for h in matcher.match(line)} == naive, line
+
+
+def _naive_hit(pattern, line: str) -> bool:
+    import re2
+
+    found = re2.search(pattern.regex, line)
+    if found is None:
+        return False
+    return pattern.xid_codes is None or int(found.group("xid")) in pattern.xid_codes
+
+
+def test_scan_finds_what_failure_finds_line_by_line(matcher: Matcher):
+    # Anchored patterns ("Killed" alone on its line, a traceback header) inside
+    # blocks, and blocks with no failure at all.
+    lines = [f"step {i} loss 0.5" for i in range(1000)]
+    lines[5] = "Killed"
+    lines[130] = "Traceback (most recent call last):"
+    lines[131] = "ValueError: bad value"
+    lines[700] = "host1:1:1 [0] NCCL INFO NCCL error in: nothing yet"  # vetoed
+    lines[999] = "MemoryError"
+    expected = [(i, h) for i, line in enumerate(lines) if (h := matcher.failure(line)) is not None]
+    assert list(matcher.scan(lines)) == expected
+    assert [i for i, _ in expected] == [5, 130, 131, 999]
+
+
+def test_hostile_long_lines_do_not_stall(matcher: Matcher):
+    # 100 KB built to make a backtracking engine suffer on these patterns.
+    hostile = [
+        "a" * 100_000,
+        "NCCL WARN " + "host:1:" * 14_000,
+        "Got completion from peer " + "x" * 100_000,
+        "loss" + " :" * 50_000,
+        "File \"" + "(" * 100_000,
+        "NVRM: Xid (PCI:0000:3b:00): " + "9" * 100_000,
+    ]
+    for line in hostile:
+        began = time.perf_counter()
+        matcher.match(line)
+        matcher.failure(line)
+        assert time.perf_counter() - began < 0.5
+    tail = "x" * 100_000 + " RuntimeError: CUDA error: uncorrectable ECC error encountered"
+    hit = matcher.failure(tail)
+    assert hit is not None and hit.pattern == "ecc-uncorrectable"
+
+
+def test_regexes_lists_every_pattern(catalogue: Catalogue, matcher: Matcher):
+    everything = sorted(p.regex for b in catalogue.runbooks.values() for p in b.patterns)
+    assert sorted(matcher.regexes) == everything
+    assert all(re.compile(r"\S").search(r) for r in matcher.regexes)

@@ -1,0 +1,130 @@
+"""The local stack against itself: real munge, slurmctld, slurmds, Temporal and sshd.
+
+The last test takes the stack down and brings it back, so it stays last.
+"""
+
+import asyncio
+import os
+import subprocess
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import pytest
+
+from respawn.sandbox import Lab, down, kill_node, procs, start_node, status, up
+from respawn.scheduler import JobInfo, LocalTransport, Slurm
+
+T = TypeVar("T")
+FINAL = {"COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL", "TIMEOUT", "OUT_OF_MEMORY"}
+
+
+async def until(probe: Callable[[], Awaitable[T | None]], timeout: float, what: str) -> T:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = await probe()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what} (last: {value!r})")
+        await asyncio.sleep(0.1)
+
+
+def sbatch(lab: Lab, *args: str) -> int:
+    argv = ["sbatch", "--parsable", f"--output={lab.out_dir}/slurm-%j.out", *args]
+    result = subprocess.run(argv, env=lab.env(), capture_output=True, text=True, timeout=30, check=True)
+    return int(result.stdout.strip().split(";")[0])
+
+
+@pytest.fixture
+def slurm(sandbox: Lab) -> Slurm:
+    return Slurm(LocalTransport(sandbox.env()))
+
+
+async def job_in(slurm: Slurm, job_id: int, states: set[str]) -> JobInfo | None:
+    job = await slurm.job(job_id)
+    return job if job.state in states else None
+
+
+def test_up_is_idempotent(sandbox: Lab) -> None:
+    started = time.monotonic()
+    up(sandbox)
+    assert time.monotonic() - started < 5
+    assert set(status(sandbox).values()) == {"running"}
+
+
+def test_status_names_every_component(sandbox: Lab) -> None:
+    assert list(status(sandbox)) == [
+        "munged", "slurmctld", "slurmd-node1", "slurmd-node2", "slurmd-node3", "slurmd-node4", "temporal", "sshd",
+    ]  # fmt: skip
+
+
+def test_lab_layout(sandbox: Lab) -> None:
+    assert sandbox.nodes == ["node1", "node2", "node3", "node4"]
+    for path in (sandbox.slurm_conf, sandbox.munge_key, sandbox.munge_socket, sandbox.temporal_db, sandbox.known_hosts):
+        assert path.exists(), path
+    for folder in (sandbox.out_dir, sandbox.ckpt_dir, sandbox.faults_dir, sandbox.log_dir):
+        assert folder.is_dir(), folder
+    assert all(sandbox.kernel_log(n).is_file() for n in sandbox.nodes)
+    assert sandbox.env()["SLURM_CONF"] == str(sandbox.slurm_conf)
+
+
+async def test_four_nodes_idle(slurm: Slurm) -> None:
+    async def idle() -> list[str] | None:
+        nodes = await slurm.nodes()
+        names = [n.name for n in nodes if n.state == "idle" and not n.flags]
+        return names if len(names) == 4 else None
+
+    # Jobs left by earlier tests may still be finishing on some node.
+    assert await until(idle, 20, "four idle nodes") == ["node1", "node2", "node3", "node4"]
+
+
+async def test_job_sees_its_node_as_hostname(sandbox: Lab, slurm: Slurm) -> None:
+    job_id = sbatch(sandbox, "-N2", "--ntasks-per-node=1", "--wrap", "srun hostname")
+    job = await until(lambda: job_in(slurm, job_id, FINAL), 30, f"job {job_id} to end")
+    assert job.state == "COMPLETED"
+    output = (sandbox.out_dir / f"slurm-{job_id}.out").read_text().split()
+    assert sorted(output) == job.nodes and len(job.nodes) == 2
+
+
+@pytest.mark.slow
+async def test_kill_node(sandbox: Lab, slurm: Slurm) -> None:
+    job_id = sbatch(sandbox, "-w", "node4", "--no-requeue", "--wrap", "exec srun sleep 300")
+    await until(lambda: job_in(slurm, job_id, {"RUNNING"}), 30, f"job {job_id} to run")
+    await until(lambda: asyncio.to_thread(_job_processes, job_id), 10, "the job's processes")
+
+    kill_node(sandbox, "node4")
+    assert status(sandbox)["slurmd-node4"] == "stopped"
+    assert _job_processes(job_id) == []
+
+    async def lost() -> str | None:
+        node = await slurm.node("node4")
+        return node.state if node.state == "down" or "NOT_RESPONDING" in node.flags else None
+
+    await until(lost, 40, "node4 to stop responding")
+    start_node(sandbox, "node4")
+    node = await slurm.node("node4")
+    assert node.state != "down" and "NOT_RESPONDING" not in node.flags
+    await slurm.cancel(job_id)
+
+
+def test_down_leaves_nothing_running(sandbox: Lab) -> None:
+    job_id = sbatch(sandbox, "-N2", "--ntasks-per-node=1", "--wrap", "exec srun sleep 300")
+    assert procs.wait_until(lambda: bool(_job_processes(job_id)), 30)
+    pids = {f.name: procs.read_pid(f) for f in sandbox.run_dir.glob("*.pid")}
+
+    down(sandbox)
+
+    assert set(status(sandbox).values()) == {"stopped"}
+    assert [name for name, pid in pids.items() if pid is not None and procs.alive(pid)] == []
+    assert list(sandbox.run_dir.glob("*.pid")) == []
+    conf = str(sandbox.slurm_conf)
+    mine = procs.lineage(os.getpid())
+    left = [p for p in set(procs.all_pids()) - mine if procs.alive(p) and procs.environ(p).get("SLURM_CONF") == conf]
+    assert left == [], [(p, procs.comm(p)) for p in left]
+    # The session's sandbox is needed by later tests.
+    up(sandbox)
+
+
+def _job_processes(job_id: int) -> list[int]:
+    return [p for p in procs.all_pids() if procs.environ(p).get("SLURM_JOB_ID") == str(job_id) and procs.alive(p)]
