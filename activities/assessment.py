@@ -3,6 +3,7 @@ from temporalio import activity
 from respawn.attribute import attribute
 from respawn.audit import EventType
 from respawn.decision import JobHistory, JobShape, PastIncident, decide
+from respawn.hook import consult
 from respawn.incident import Assessment, AssessRequest
 from respawn.services import Services
 from respawn.taxonomy import FailureClass
@@ -17,10 +18,14 @@ class AssessmentActivities:
         """Attribute with the runbooks, then decide from the job's history.
 
         Both steps are pure functions; this activity only feeds them the
-        runbooks and the history, which live outside the workflow.
+        runbooks and the history, which live outside the workflow. A configured
+        attribution hook is asked in between; it falls back, never fails.
         """
         gathered = req.gathered
         attribution = attribute(self._s.catalogue, self._s.matcher, gathered.evidence)
+        hook = self._s.config.attribution_hook
+        if hook is not None:
+            attribution = await consult(hook, self._s.catalogue, gathered.evidence, attribution)
         runbook = self._s.catalogue.runbook(attribution.failure_class)
         decision = decide(
             attribution,

@@ -1,16 +1,22 @@
 import asyncio
+import logging
 from datetime import UTC, datetime
 
 from temporalio import activity
 
 from activities.errors import as_activity_error
 from respawn.evidence import Evidence, LineSource, LogLine
-from respawn.incident import DetectionKind, Gathered, GatherRequest
+from respawn.gpu_metrics import GpuMetrics, MetricsError, unavailable_line
+from respawn.incident import Detection, DetectionKind, Gathered, GatherRequest
 from respawn.joblog import logged_at, rank_of, read_lines, tail_lines
 from respawn.scheduler.errors import SchedulerError
 from respawn.services import Services
 
+log = logging.getLogger("respawn.evidence")
 _KERNEL_TAIL_LINES = 200
+# Respawn's own findings, by the kind of detection that carried them.
+_FINDINGS = {DetectionKind.HANG: LineSource.DETECTOR, DetectionKind.SLOWDOWN: LineSource.DETECTOR,
+             DetectionKind.METRICS: LineSource.METRICS}
 
 
 class EvidenceActivities:
@@ -42,6 +48,9 @@ class EvidenceActivities:
         for d in req.detections:
             if d.kind is DetectionKind.JOB_ENDED and d.line:
                 lines.append(LogLine(text=d.line, source=LineSource.SCHEDULER))
+            elif d.kind in _FINDINGS and d.line:
+                lines.append(LogLine(text=d.line, source=_FINDINGS[d.kind], node=d.node))
+        lines += await self._gpu_metrics(job.nodes, job.start_time, req.detections)
         down = {n.name for n in nodes if n.name in job.nodes and _unreachable(n.state, n.flags)}
         down |= {d.node for d in req.detections if d.kind is DetectionKind.NODE_DOWN and d.node}
         return Gathered(
@@ -63,6 +72,24 @@ class EvidenceActivities:
             excluded_nodes=job.excluded_nodes,
             job_state=job.state,
         )
+
+    async def _gpu_metrics(self, nodes: list[str], start: datetime | None,
+                           detections: list[Detection]) -> list[LogLine]:
+        """What DCGM says about the attempt's nodes: Xids that changed since it started
+        (they back a hardware attribution), and the clocks of the nodes a straggler
+        finding names (throttling backs it). Prometheus down or slow: log-only, said so."""
+        settings = self._s.config.metrics
+        if settings is None:
+            return []
+        since = (datetime.now(UTC) - start).total_seconds() if start is not None else 0.0
+        slow = {d.node for d in detections if d.kind is DetectionKind.SLOWDOWN and d.node}
+        try:
+            found = await asyncio.to_thread(GpuMetrics(settings).corroborate, nodes, since, slow)
+        except MetricsError as exc:
+            log.warning("GPU metrics not available for the evidence, it is log-only: %s", exc)
+            return [LogLine(text=unavailable_line(str(exc)), source=LineSource.METRICS)]
+        return [LogLine(text=text, source=LineSource.METRICS, node=node, seq=i)
+                for i, (node, text) in enumerate(found)]
 
     def _newest_checkpoint(self, lines: list[str]) -> int | None:
         """The newest checkpoint the attempt saved, else the one it resumed from."""

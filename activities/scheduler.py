@@ -7,7 +7,8 @@ from temporalio.exceptions import ApplicationError
 from activities.errors import as_activity_error
 from respawn.audit import AuditEvent, EventType
 from respawn.incident import ActionRequest, ActionResult
-from respawn.scheduler.errors import SchedulerError
+from respawn.scheduler.errors import JobPending, SchedulerError
+from respawn.scheduler.slurm import JobInfo
 from respawn.services import Services
 
 _HELD_REASONS = {"jobhelduser", "jobheldadmin"}
@@ -35,7 +36,11 @@ class SchedulerActivities:
                 raise ApplicationError(f"job is {job.state}", type="JobGone", non_retryable=True)
             if job.state == "PENDING":
                 return ActionResult(done=False, detail=f"already pending ({job.state_reason})")
-            await self._s.slurm.requeue_hold(req.job_id)
+            try:
+                await self._s.slurm.requeue_hold(req.job_id)
+            except JobPending:
+                # Slurm requeued it between our read and our call (node failure).
+                return ActionResult(done=False, detail="requeued by Slurm meanwhile")
             return ActionResult(done=True, detail=f"requeued held from {job.state}")
 
         return await self._run(req, EventType.HELD, "requeue_hold", act)
@@ -44,6 +49,7 @@ class SchedulerActivities:
     async def exclude_nodes(self, req: ActionRequest) -> ActionResult:
         async def act() -> ActionResult:
             job = await self._s.slurm.job(req.job_id)
+            _wait_while_completing(job)
             if sorted(job.excluded_nodes) == sorted(req.exclude):
                 return ActionResult(done=False, detail="exclusions already in place")
             await self._s.slurm.set_excluded_nodes(req.job_id, req.exclude)
@@ -56,6 +62,7 @@ class SchedulerActivities:
         """Release the held job and ask for an immediate start (no requeue back-off)."""
         async def act() -> ActionResult:
             job = await self._s.slurm.job(req.job_id)
+            _wait_while_completing(job)
             if job.state != "PENDING":
                 return ActionResult(done=False, detail=f"already {job.state}")
             if job.state_reason.lower() in _HELD_REASONS:
@@ -85,3 +92,10 @@ class SchedulerActivities:
             )
         )
         return result
+
+
+def _wait_while_completing(job: JobInfo) -> None:
+    """A requeued job stays COMPLETING until every node let go of it (a dead
+    node: until Slurm declares it DOWN). Retry, with backoff, until it is PENDING."""
+    if job.state == "COMPLETING":
+        raise ApplicationError(f"job {job.job_id} is still completing", type="JobCompleting")

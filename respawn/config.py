@@ -10,6 +10,9 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from respawn.hook import AttributionHook
+from respawn.gpu_metrics import MetricsSettings
+from respawn.rhythm import ProgressSettings
 from respawn.runbook import DEFAULT_DIR as DEFAULT_RUNBOOKS
 
 
@@ -47,6 +50,8 @@ class SchedulerSettings(_Strict):
     transport: Transport = Transport.LOCAL
     slurm_conf: Path | None = None  # SLURM_CONF for the local transport
     ssh: SshSettings | None = None
+    # Where squeue/scontrol/sinfo live when they are not on PATH (e.g. /opt/slurm/bin).
+    slurm_bin_dir: Path | None = None
     command_timeout_s: float = Field(default=20.0, gt=0)
 
     @model_validator(mode="after")
@@ -82,6 +87,22 @@ class Budgets(_Strict):
     max_restarts: int = Field(default=3, ge=0)  # per job, unless a runbook says otherwise
     # Stop when this many attempts in a row saved no new checkpoint.
     no_checkpoint_attempts: int = Field(default=2, ge=1)
+    # A node implicated in this many incidents (any jobs) within the window is
+    # recommended for drain; drained in action mode only with node-level evidence.
+    node_incidents_to_drain: int = Field(default=3, ge=1)
+    node_window_s: float = Field(default=24 * 3600.0, gt=0)
+    # Circuit breaker: when more than this share of the cluster's nodes is
+    # implicated within the window, the failure is systemic (a switch, a file
+    # system): stop excluding and draining, keep recommending, raise it loudly.
+    systemic_node_share: float = Field(default=0.25, gt=0, le=1)
+    systemic_window_s: float = Field(default=900.0, gt=0)
+
+
+class WatchdogSettings(_Strict):
+    # A job Respawn holds is released unchanged, to normal scheduling, when no
+    # decision released it within this time (worker down, attribution stuck,
+    # scheduler calls failing): recovery fails open.
+    hold_timeout_s: float = Field(default=120.0, gt=0)
 
 
 class DetectorSettings(_Strict):
@@ -96,6 +117,8 @@ class DetectorSettings(_Strict):
     follow_timeout_s: float = Field(default=600.0, gt=0)
     # At most this many log detections are signalled per job attempt.
     max_signals_per_attempt: int = Field(default=20, ge=1)
+    # Hangs and stragglers, read from the job's progress lines (respawn/rhythm.py).
+    progress: ProgressSettings = Field(default_factory=ProgressSettings)
 
 
 class ClusterConfig(_Strict):
@@ -106,8 +129,12 @@ class ClusterConfig(_Strict):
     logs: LogSettings
     budgets: Budgets = Field(default_factory=Budgets)
     detector: DetectorSettings = Field(default_factory=DetectorSettings)
+    watchdog: WatchdogSettings = Field(default_factory=WatchdogSettings)
+    # GPU metrics (DCGM through Prometheus): Xid detection and corroboration. None: logs only.
+    metrics: MetricsSettings | None = None
     audit_db: Path
     runbooks: Path = DEFAULT_RUNBOOKS
+    attribution_hook: AttributionHook | None = None  # optional second opinion (docs/attribution-hook.md)
 
     @property
     def task_queue(self) -> str:

@@ -5,6 +5,11 @@ states (one `sinfo --json`), and the new output of each enrolled job. A failure
 line, a job that ended badly or a node of the job going down becomes a
 Detection, sent to the incident workflow of that job attempt with
 signal-with-start, so everything about one interruption lands in one incident.
+
+Hangs and stragglers announce nothing: each running job's progress lines feed
+its rhythm (respawn/rhythm.py), whose findings are written as trusted lines for
+the runbooks to read. A new Xid in the nodes' GPU metrics (respawn/gpu_metrics.py)
+is read like a fatal kernel-log line.
 """
 
 import asyncio
@@ -18,19 +23,24 @@ from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from respawn.audit import AuditEvent, EventType
+from respawn.config import Mode
 from respawn.enrolment import Enrolment, NotEnrolled, enrol
+from respawn.evidence import claims_trust
+from respawn.gpu_metrics import GpuMetrics, XidWatch
 from respawn.incident import Detection, DetectionKind, IncidentInput, incident_id
 from respawn.joblog import read_lines
+from respawn.rhythm import Finding, Rhythm, placement, read_signals
 from respawn.scheduler.errors import SchedulerError
 from respawn.scheduler.slurm import JobInfo, NodeInfo
 from respawn.services import Services
+from respawn.taskprobe import stopped_tasks
+from respawn.watchdog import Watchdog
 
 log = logging.getLogger("respawn.detector")
 
 # Attempts that ended in one of these states need recovery; COMPLETED and
 # CANCELLED (the owner's decision) do not.
 FAILED_STATES = {"FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "TIMEOUT", "BOOT_FAIL", "DEADLINE", "PREEMPTED"}
-_QUIET_STATES = {"PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "SUSPENDED"}
 
 
 @dataclass
@@ -42,8 +52,10 @@ class _Watch:
     attempt: int = -1
     log_offset: int = 0
     attempt_offset: int = 0  # where the current attempt's output began
+    running: int = -1  # the last attempt seen RUNNING
     sent: set[str] = field(default_factory=set)  # detections already signalled this attempt
     ended: bool = False  # the current attempt's end is handled
+    rhythm: Rhythm | None = None  # its progress, for hangs and stragglers
 
 
 class Detector:
@@ -53,6 +65,10 @@ class Detector:
         self._jobs: dict[int, _Watch] = {}
         self._kernel_offsets: dict[str, int] = {}
         self._started = datetime.now(UTC)
+        self._watchdog = Watchdog(services.config, services.slurm, services.audit)
+        config = services.config
+        self._stopped = stopped_tasks(config.detector.progress, config.scheduler.slurm_conf)
+        self._xids = XidWatch(GpuMetrics(config.metrics), config.metrics.poll_interval_s) if config.metrics else None
 
     @property
     def watches(self) -> dict[int, _Watch]:
@@ -75,14 +91,17 @@ class Detector:
 
     async def poll_once(self) -> list[Detection]:
         jobs, nodes = await asyncio.gather(self._s.slurm.jobs(), self._s.slurm.nodes())
+        # First, so a hold outlives no timeout while signalling fails (Temporal down).
+        await self._watchdog.check(jobs)
         unreachable = {n.name for n in nodes if _unreachable(n)}
         detections: list[Detection] = []
         kernel_hits = await asyncio.to_thread(self._scan_kernel_logs, nodes)
+        metric_hits = await self._metric_hits()
         for job in jobs:
             watch = self._watch(job)
             if not isinstance(watch.enrolment, Enrolment):
                 continue
-            found = await asyncio.to_thread(self._observe, job, watch, unreachable, kernel_hits)
+            found = await asyncio.to_thread(self._observe, job, watch, unreachable, kernel_hits, metric_hits)
             for detection in found:
                 await self._signal(job, watch.enrolment, detection)
             detections += found
@@ -111,18 +130,24 @@ class Detector:
         return watch
 
     def _observe(self, job: JobInfo, watch: _Watch, unreachable: set[str],
-                 kernel_hits: dict[str, tuple[str, str]]) -> list[Detection]:
+                 kernel_hits: dict[str, tuple[str, str]], metric_hits: dict[str, tuple[str, str]]) -> list[Detection]:
         """Detections for one job in this poll (blocking file reads: run in a thread)."""
         if job.restart_count != watch.attempt:
             watch.attempt, watch.attempt_offset = job.restart_count, watch.log_offset
             watch.sent.clear()
             watch.ended = False
+        if job.state == "RUNNING" and watch.running != job.restart_count:
+            watch.running, watch.attempt_offset = job.restart_count, watch.log_offset
         path = self._s.config.job_output(job.job_id)
         lines, watch.log_offset = read_lines(path, watch.log_offset)
-        if job.state in _QUIET_STATES or watch.ended:
-            # Between attempts Slurm appends its own teardown lines ("CANCELLED
-            # ... DUE TO JOB REQUEUE"): they belong to no running attempt.
+        if watch.ended:
             return []
+        # Until the new attempt runs, what is written is the previous attempt's
+        # teardown (Slurm's "CANCELLED ... DUE TO JOB REQUEUE", srun's late
+        # reports) and the allocation still lists the old nodes: none of it is news.
+        started = watch.running == job.restart_count
+        if not started:
+            lines = []
         now = datetime.now(UTC)
         found: list[Detection] = []
 
@@ -135,15 +160,31 @@ class Detector:
                                    job_state=job.state, log_offset=watch.attempt_offset, **fields))
 
         for text in lines:
-            hit = self._s.matcher.failure(text)
-            if hit is not None:
-                detect(f"line:{hit.pattern}", DetectionKind.LOG_LINE, line=text[:2000], pattern=hit.pattern)
-        for node in job.nodes:
+            hit = None if claims_trust(text) else self._s.matcher.failure(text)  # a forged finding is no news
+            if hit is None:
+                continue
+            host = hit.groups.get("host")
+            if host and job.nodes and host not in job.nodes:
+                # It names a node this attempt does not run on: the previous
+                # attempt's srun reporting late, or text the job made up.
+                continue
+            detect(f"line:{hit.pattern}", DetectionKind.LOG_LINE, line=text[:2000], pattern=hit.pattern)
+        for node in job.nodes if started else []:
             if node in unreachable:
                 detect(f"node:{node}", DetectionKind.NODE_DOWN, node=node)
             if node in kernel_hits and job.state == "RUNNING":
                 pattern, text = kernel_hits[node]
                 detect(f"kernel:{node}:{pattern}", DetectionKind.KERNEL, node=node, line=text, pattern=pattern)
+            if node in metric_hits and job.state == "RUNNING":
+                pattern, text = metric_hits[node]
+                detect(f"metrics:{node}:{pattern}", DetectionKind.METRICS, node=node, line=text, pattern=pattern)
+        if started and job.state == "RUNNING":
+            for finding in self._progress(job, watch, lines):
+                # What a finding means is the runbooks' to say (runbooks/hang.yaml, slowdown.yaml).
+                hit = self._s.matcher.failure(finding.line)
+                if hit is not None:
+                    detect(f"{finding.kind.value}:{finding.node}", DetectionKind(finding.kind.value),
+                           line=finding.line, node=finding.node, pattern=hit.pattern)
         if job.state in FAILED_STATES:
             watch.ended = True
             detect(f"ended:{job.state}", DetectionKind.JOB_ENDED,
@@ -157,6 +198,33 @@ class Detector:
                 cluster=self._s.config.cluster, job_id=job.job_id, attempt=job.restart_count,
                 details={"state": job.state, "exit_code": job.exit_code}))
         return found
+
+    def _progress(self, job: JobInfo, watch: _Watch, lines: list[str]) -> list[Finding]:
+        """Feed this poll's lines to the job's rhythm; what it finds wrong, not yet signalled."""
+        rhythm = watch.rhythm = watch.rhythm or Rhythm(self._s.config.detector.progress)
+        if rhythm.attempt != job.restart_count:
+            rhythm.new_attempt(job.restart_count)
+        now = time.monotonic()
+        rhythm.observe(now, read_signals(self._s.progress, lines))
+        where = placement(job.nodes, rhythm.world)
+        findings = rhythm.slowdowns(now, where)  # every poll: it keeps time of how long a rank has been slow
+        stall = rhythm.stall(now)
+        if stall is not None and not any(key.startswith("hang:") for key in watch.sent):
+            # Only now, once per attempt: the node-side check reads every process.
+            stopped = self._stopped.stopped(job.job_id) if self._stopped is not None else {}
+            findings += stall.findings(where, {r: n for r, n in stopped.items() if n in job.nodes})
+        return findings
+
+    async def _metric_hits(self) -> dict[str, tuple[str, str]]:
+        """Nodes whose GPU metrics report a new fault a runbook recognises (a fatal Xid)."""
+        if self._xids is None:
+            return {}
+        hits = {}
+        for change in await self._xids.changes(time.monotonic()):
+            hit = self._s.matcher.failure(change.line)
+            if hit is not None:
+                hits[change.gpu.node] = (hit.pattern, change.line)
+        return hits
 
     def _scan_kernel_logs(self, nodes: list[NodeInfo]) -> dict[str, tuple[str, str]]:
         """New fatal lines in each node's kernel log: trusted, node-level evidence."""
@@ -176,10 +244,13 @@ class Detector:
 
     async def _signal(self, job: JobInfo, enrolment: Enrolment, detection: Detection) -> None:
         config = self._s.config
-        iid = incident_id(config.cluster, job.job_id, detection.attempt)
+        iid = incident_id(config.cluster, job.job_id, detection.attempt, detection.kind)
+        mode = enrolment.mode
+        if detection.kind is DetectionKind.SLOWDOWN and not config.detector.progress.act_on_stragglers:
+            mode = Mode.OBSERVE  # a straggler slows the job without stopping it: recommend only, unless told
         start = IncidentInput(
             cluster=config.cluster, job_id=job.job_id, attempt=detection.attempt,
-            environment=enrolment.environment, mode=enrolment.mode,
+            environment=enrolment.environment, mode=mode,
             settle_s=config.detector.settle_s, cascade_wait_s=config.detector.cascade_wait_s,
             follow_timeout_s=config.detector.follow_timeout_s,
         )
