@@ -1,8 +1,15 @@
 """The result of reading evidence with the runbooks."""
 
+from enum import StrEnum
+
 from pydantic import BaseModel, Field
 
 from respawn.taxonomy import CauseLayer, FailureClass
+
+
+class AttributionSource(StrEnum):
+    RUNBOOKS = "runbooks"  # Respawn's own reading, alone
+    HOOK = "hook"  # the attribution hook's judgement, merged over Respawn's reading
 
 
 class Attribution(BaseModel):
@@ -13,3 +20,9 @@ class Attribution(BaseModel):
     recoverable_by_restart: bool | None = None
     pattern: str | None = None  # id of the runbook pattern that decided
     line: str | None = None  # the line that decided, for the audit trail
+    source: AttributionSource = AttributionSource.RUNBOOKS
+    # Set when a configured hook was asked and its judgement could not be used
+    # (timeout, connection, HTTP status, invalid body): the runbooks' reading stands.
+    hook_error: str | None = None
+    hook_rationale: str | None = None  # the service's own words, bounded
+    hook_refused_nodes: list[str] = Field(default_factory=list)  # named by the service, not in the allocation
