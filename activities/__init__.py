@@ -27,6 +27,7 @@ def all_activities(services: Services) -> list[Callable]:
         scheduler.hold_job,
         scheduler.exclude_nodes,
         scheduler.release_job,
+        scheduler.drain_nodes,
         follow.await_next_attempt,
         follow.await_progress,
         audit.record_event,

@@ -1,12 +1,21 @@
+import logging
+from datetime import UTC, datetime, timedelta
+
 from temporalio import activity
 
 from respawn.attribute import attribute
 from respawn.audit import EventType
 from respawn.decision import JobHistory, JobShape, PastIncident, decide
+from respawn.evidence import Evidence, LineSource
 from respawn.hook import consult
 from respawn.incident import Assessment, AssessRequest
+from respawn.ledger import NodeRecord, judge_nodes
 from respawn.services import Services
 from respawn.taxonomy import FailureClass
+
+log = logging.getLogger("respawn.assessment")
+# Sources that speak for a node itself, unlike a job's output (anyone's text).
+_NODE_LEVEL = {LineSource.KERNEL, LineSource.METRICS, LineSource.SCHEDULER}
 
 
 class AssessmentActivities:
@@ -27,15 +36,48 @@ class AssessmentActivities:
         if hook is not None:
             attribution = await consult(hook, self._s.catalogue, gathered.evidence, attribution)
         runbook = self._s.catalogue.runbook(attribution.failure_class)
+        evidence = gathered.evidence
+        suspects = [n for n in attribution.nodes if n in evidence.nodes] if attribution.node_implicated else []
+        nodes = judge_nodes(suspects, self._node_evidence(evidence), self._node_record(req.incident_id),
+                            self._s.config.budgets, gathered.cluster_nodes)
+        if nodes.systemic:
+            log.error("incident %s: %s", req.incident_id, nodes.reason)
         decision = decide(
             attribution,
             runbook,
             self._history(req.incident.job_id, req.incident.attempt, gathered.excluded_nodes),
             self._s.config.budgets,
-            JobShape(job_nodes=gathered.evidence.nodes, cluster_nodes=gathered.cluster_nodes),
+            JobShape(job_nodes=evidence.nodes, cluster_nodes=gathered.cluster_nodes),
             gathered.checkpoint_step,
+            systemic=nodes.systemic,
         )
-        return Assessment(attribution=attribution, decision=decision)
+        return Assessment(attribution=attribution, decision=decision, nodes=nodes)
+
+    def _node_evidence(self, evidence: Evidence) -> set[str]:
+        """Nodes that node-level sources (kernel log, GPU metrics, Slurm) say are faulty."""
+        backed = set(evidence.down_nodes)
+        for line in evidence.lines:
+            if line.source in _NODE_LEVEL and line.node and self._s.matcher.failure(line.text):
+                backed.add(line.node)
+        return backed
+
+    def _node_record(self, incident_id: str) -> NodeRecord:
+        budgets = self._s.config.budgets
+        now = datetime.now(UTC)
+        since = now - timedelta(seconds=max(budgets.node_window_s, budgets.systemic_window_s))
+        rows = self._s.audit.query(cluster=self._s.config.cluster, event_types=[EventType.DECIDED],
+                                   since=since, limit=100_000)
+        record = NodeRecord()
+        for row in rows:
+            if row.incident_id == incident_id:
+                continue
+            age = (now - row.at).total_seconds()
+            for node in row.nodes:
+                if age <= budgets.node_window_s:
+                    record.in_drain_window[node] = record.in_drain_window.get(node, 0) + 1
+                if age <= budgets.systemic_window_s:
+                    record.in_systemic_window.add(node)
+        return record
 
     def _history(self, job_id: int, attempt: int, excluded: list[str]) -> JobHistory:
         rows = self._s.audit.query(

@@ -72,7 +72,23 @@ class SchedulerActivities:
 
         return await self._run(req, EventType.RELEASED, "release", act)
 
-    async def _run(self, req: ActionRequest, event: EventType, action: str, act) -> ActionResult:
+    @activity.defn(name="drain_nodes")
+    async def drain_nodes(self, req: ActionRequest) -> ActionResult:
+        """Take nodes with a record of failing out of the pool, with the reason on them."""
+        async def act() -> ActionResult:
+            drained = []
+            for name in req.drain:
+                node = await self._s.slurm.node(name)
+                if "DRAIN" in {f.upper() for f in node.flags} or node.state.lower().startswith("drain"):
+                    continue
+                await self._s.slurm.drain(name, f"respawn {req.incident_id}: {req.reason}")
+                drained.append(name)
+            return ActionResult(done=bool(drained), detail=f"drained {','.join(drained) or 'none (already)'}")
+
+        return await self._run(req, EventType.DRAINED, "drain", act, nodes=req.drain)
+
+    async def _run(self, req: ActionRequest, event: EventType, action: str, act,
+                   nodes: list[str] | None = None) -> ActionResult:
         try:
             result = await act()
         except SchedulerError as exc:
@@ -85,7 +101,7 @@ class SchedulerActivities:
                 job_id=req.job_id,
                 attempt=req.attempt,
                 incident_id=req.incident_id,
-                nodes=req.exclude if event is EventType.EXCLUDED else [],
+                nodes=nodes if nodes is not None else req.exclude if event is EventType.EXCLUDED else [],
                 action=action,
                 acted=True,
                 details={"changed": result.done, "detail": result.detail, "reason": req.reason},

@@ -30,6 +30,10 @@ class EventType(StrEnum):
     JOB_COMPLETED = "job_completed"
     JOB_ENDED = "job_ended"
     INCIDENT_CLOSED = "incident_closed"
+    OVERRIDE = "override"  # an operator's command, with who and why
+    DRAINED = "drained"
+    SYSTEMIC = "systemic"  # the circuit breaker opened: too many nodes at once
+    WATCHDOG_RELEASED = "watchdog_released"  # a hold that outlived its timeout, released unchanged
 
 
 class AuditEvent(BaseModel):

@@ -59,6 +59,16 @@ def _parser() -> argparse.ArgumentParser:
     c = command("jobs", _jobs, "list the jobs the detector has seen: enrolled or not, and why", config=True)
     c.add_argument("--json", action="store_true")
 
+    c = command("override", _override, "take over a job's open incident by hand", config=True)
+    c.add_argument("job", type=int)
+    what = c.add_mutually_exclusive_group(required=True)
+    for action in ("stop", "restart", "release", "approve", "deny"):
+        what.add_argument(f"--{action}", dest="action", action="store_const", const=action)
+    c.add_argument("--exclude", default="", help="with --restart: nodes to exclude, comma-separated")
+    c.add_argument("--reason", required=True, help="why: goes to the audit trail")
+    c.add_argument("--who", default=None, help="who is overriding (default: the login name)")
+    c.add_argument("--incident", default=None, help="the incident id, when not the job's newest open one")
+
     c = command("classify", _classify, "classify log excerpts (JSON Lines in, JSON Lines out)")
     c.add_argument("file", nargs="?", default="-")
     c.add_argument("--runbooks", type=Path, default=None)
@@ -166,6 +176,32 @@ def _jobs(args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=2, default=str))
         return 0
     _table(rows, ["job_id", "enrolled", "environment", "mode", "reason"])
+    return 0
+
+
+def _override(args: argparse.Namespace) -> int:
+    import getpass
+
+    from pydantic import ValidationError
+
+    from respawn.incident import Override
+    from respawn.override import OverrideError, send_override
+
+    who = args.who or os.environ.get("SUDO_USER") or getpass.getuser()
+    try:
+        override = Override(action=args.action, reason=args.reason, who=who,
+                            exclude=[n for n in args.exclude.split(",") if n])
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "override"
+        print(f"respawn override: {where}: {first['msg']}", file=sys.stderr)
+        return 2
+    try:
+        answer = asyncio.run(send_override(_config(args), args.job, override, args.incident))
+    except OverrideError as exc:
+        print(f"respawn override: {exc}", file=sys.stderr)
+        return 1
+    print(answer)
     return 0
 
 

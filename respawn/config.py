@@ -6,6 +6,7 @@ problem, because this is read by people at 3 a.m.
 
 from enum import StrEnum
 from pathlib import Path
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -68,9 +69,18 @@ class TemporalSettings(_Strict):
     ui_url: str = "http://127.0.0.1:8233"
 
 
+class Approval(_Strict):
+    # An operator approves or denies each action within this time ...
+    timeout_s: float = Field(default=900.0, gt=0)
+    # ... or this happens when nobody answers.
+    default: Literal["approve", "deny"] = "deny"
+
+
 class Environment(_Strict):
     # The most this environment allows. New environments watch before they act.
     max_mode: Mode = Mode.OBSERVE
+    # In action mode, wait for an operator's approval before acting.
+    approval: Approval | None = None
 
 
 class LogSettings(_Strict):

@@ -48,6 +48,7 @@ def decide(
     budgets: Budgets,
     shape: JobShape,
     checkpoint_step: int | None,
+    systemic: bool = False,
 ) -> Decision:
     same_class = [i for i in history.incidents if i.failure_class == attribution.failure_class]
     occurrence = len(same_class) + 1
@@ -73,6 +74,13 @@ def decide(
     # A job's output can only ever blame nodes the job ran on: a user printing
     # another node's name must not push it out of anyone's way.
     suspects = [n for n in _suspects(attribution, runbook, same_class) if n in shape.job_nodes]
+    if action is Action.RESTART_EXCLUDING and suspects and systemic:
+        return Decision(
+            action=Action.RESTART,
+            exclude=keep,
+            reason=f"{attribution.failure_class} on {', '.join(suspects)}, but the failure is systemic: "
+            "restarting without new exclusions",
+        )
     if action is Action.RESTART_EXCLUDING and suspects:
         wanted = sorted(set(keep) | set(suspects))
         free = [n for n in shape.cluster_nodes if n not in wanted]

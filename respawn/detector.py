@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from temporalio.client import Client
-from temporalio.common import WorkflowIDReusePolicy
+from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from respawn.audit import AuditEvent, EventType
@@ -33,6 +33,7 @@ from respawn.rhythm import Finding, Rhythm, placement, read_signals
 from respawn.scheduler.errors import SchedulerError
 from respawn.scheduler.slurm import JobInfo, NodeInfo
 from respawn.services import Services
+from workflows.search import CLUSTER, JOB_ID
 from respawn.taskprobe import stopped_tasks
 from respawn.watchdog import Watchdog
 
@@ -253,6 +254,7 @@ class Detector:
             environment=enrolment.environment, mode=mode,
             settle_s=config.detector.settle_s, cascade_wait_s=config.detector.cascade_wait_s,
             follow_timeout_s=config.detector.follow_timeout_s,
+            approval=config.environments[enrolment.environment].approval,
         )
         try:
             await self._client.start_workflow(
@@ -261,6 +263,9 @@ class Detector:
                 # One incident per attempt: a closed incident is not reopened by a
                 # late detection (only a crashed one may be retried).
                 id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+                # Findable by job from the first moment (the Web UI, `respawn override`).
+                search_attributes=TypedSearchAttributes([
+                    SearchAttributePair(JOB_ID, str(job.job_id)), SearchAttributePair(CLUSTER, config.cluster)]),
             )
             log.info("detection %s for %s: %s", detection.kind.value, iid, detection.pattern or detection.node or "")
         except WorkflowAlreadyStartedError:

@@ -3,12 +3,15 @@
 from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, Field
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from respawn.attribution import Attribution
-from respawn.config import Mode
+from respawn.config import Approval, Mode
 from respawn.decision import Decision
 from respawn.evidence import Evidence
+from respawn.ledger import NodeVerdict
 
 
 class DetectionKind(StrEnum):
@@ -16,6 +19,9 @@ class DetectionKind(StrEnum):
     JOB_ENDED = "job_ended"  # Slurm says the attempt ended badly (FAILED, NODE_FAIL, ...)
     NODE_DOWN = "node_down"  # a node of the allocation is DOWN or not responding
     KERNEL = "kernel"  # a fatal line in a node's kernel log
+    HANG = "hang"  # no progress for longer than the job's own rhythm allows (respawn/rhythm.py)
+    SLOWDOWN = "slowdown"  # a straggler rank, or the job slower than its baseline: an incident of its own
+    METRICS = "metrics"  # a node's GPU metrics report a fault: a new Xid through DCGM
 
 
 class Detection(BaseModel):
@@ -41,12 +47,43 @@ class IncidentInput(BaseModel):
     settle_s: float
     cascade_wait_s: float
     follow_timeout_s: float
+    approval: Approval | None = None  # the environment wants an operator's word before acting
+
+
+class OverrideAction(StrEnum):
+    STOP = "stop"  # do nothing more for the job: it stays ended
+    RESTART = "restart"  # restart it, excluding the given nodes as well
+    RELEASE = "release"  # let it go on under normal scheduling, unchanged
+    APPROVE = "approve"  # go ahead with Respawn's decision
+    DENY = "deny"  # do not act on Respawn's decision
+
+
+_NODE = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+
+
+class Override(BaseModel):
+    """An operator taking over an incident, from the CLI or the Temporal Web UI."""
+
+    model_config = ConfigDict(extra="forbid")
+    action: OverrideAction
+    reason: str = Field(min_length=1, max_length=500)
+    who: str = Field(default="unknown", min_length=1, max_length=64)
+    exclude: list[Annotated[str, StringConstraints(pattern=_NODE)]] = Field(default_factory=list, max_length=64)
+
+    @model_validator(mode="after")
+    def _exclude_only_on_restart(self) -> "Override":
+        if self.exclude and self.action is not OverrideAction.RESTART:
+            raise ValueError("nodes can only be excluded with a restart")
+        return self
 
 
 class Phase(StrEnum):
     DETECTED = "detected"
     ATTRIBUTED = "attributed"
     RECOMMENDED = "recommended"  # observe mode: decided, nothing done
+    AWAITING_APPROVAL = "awaiting_approval"
+    DENIED = "denied"  # an operator said no: nothing done
+    RELEASED = "released"  # an operator let the job go on unchanged
     ACTING = "acting"
     FOLLOWING = "following"
     RESUMED = "resumed"
@@ -54,8 +91,11 @@ class Phase(StrEnum):
     CLOSED = "closed"
 
 
-def incident_id(cluster: str, job_id: int, attempt: int) -> str:
-    return f"incident-{cluster}-{job_id}-{attempt}"
+def incident_id(cluster: str, job_id: int, attempt: int, kind: DetectionKind | None = None) -> str:
+    """One incident per attempt, and a slowdown beside it: a slow job keeps running,
+    so a crash later in the same attempt must still find an incident to open."""
+    base = f"incident-{cluster}-{job_id}-{attempt}"
+    return f"{base}-slowdown" if kind is DetectionKind.SLOWDOWN else base
 
 
 class GatherRequest(BaseModel):
@@ -84,6 +124,7 @@ class AssessRequest(BaseModel):
 class Assessment(BaseModel):
     attribution: Attribution
     decision: Decision
+    nodes: NodeVerdict = Field(default_factory=NodeVerdict)
 
 
 class ActionRequest(BaseModel):
@@ -92,6 +133,7 @@ class ActionRequest(BaseModel):
     job_id: int
     attempt: int
     exclude: list[str] = Field(default_factory=list)
+    drain: list[str] = Field(default_factory=list)
     reason: str = ""
 
 

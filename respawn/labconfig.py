@@ -5,6 +5,7 @@ from pathlib import Path
 import yaml
 
 from respawn.config import ClusterConfig, Transport
+from respawn.sandbox import prometheus
 from respawn.sandbox.lab import Lab
 
 SSH_PORT = 22022
@@ -22,12 +23,25 @@ def lab_config(lab: Lab, transport: Transport = Transport.LOCAL) -> ClusterConfi
         "scheduler": scheduler,
         "temporal": {"address": lab.temporal_address, "ui_url": "http://127.0.0.1:8233"},
         # The demo environment may act; anything else only watches.
-        "environments": {"demo": {"max_mode": "action"}, "prod": {"max_mode": "observe"}},
+        # demo acts; prod only watches; gated acts once an operator approves.
+        "environments": {
+            "demo": {"max_mode": "action"},
+            "prod": {"max_mode": "observe"},
+            "gated": {"max_mode": "action", "approval": {"timeout_s": 600, "default": "deny"}},
+        },
         "logs": {
             "job_output": str(lab.out_dir / "slurm-{job_id}.out"),
             "kernel_log": str(lab.kernel_dir / "{node}.log"),
         },
         "audit_db": str(lab.audit_db),
+        # Jobs here step in about a second: a hang shows within 15 s, after Slurm has
+        # seen a dead node as not responding (8-10 s), so that cause is told first.
+        # The detector shares the nodes' /proc here, so it can see a stopped rank.
+        "detector": {"progress": {
+            "hang_factor": 4, "hang_floor_s": 15, "startup_s": 120, "checkpoint_s": 40,
+            "sustain_s": 10, "recent": 6, "stopped_task_check": "local_proc",
+        }},
+        "metrics": {"prometheus_url": prometheus.URL, "timeout_s": 2, "poll_interval_s": 1},
     })
 
 

@@ -98,3 +98,8 @@ def test_a_job_cannot_blame_a_node_it_did_not_run_on():
     assert d.exclude == ["n2"]
     d = decide(hw(["n4"]), HW, JobHistory(), BUDGETS, SHAPE, checkpoint_step=10)
     assert d.action is Action.RESTART and d.exclude == []
+
+
+def test_systemic_failure_restarts_without_excluding():
+    d = decide(hw(), HW, JobHistory(), BUDGETS, SHAPE, checkpoint_step=10, systemic=True)
+    assert d.action is Action.RESTART and d.exclude == [] and "systemic" in d.reason

@@ -1,6 +1,7 @@
 """The incident workflow on Temporal's time-skipping test server, with fake activities:
 its order of steps, its timers and its modes, without Slurm."""
 
+import asyncio
 import sys
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 from temporalio import activity
 from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.client import WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.contrib.pydantic import pydantic_data_converter
@@ -17,13 +19,15 @@ from temporalio.worker import Worker
 
 from respawn.attribution import Attribution
 from respawn.audit import AuditEvent
-from respawn.config import Mode
+from respawn.config import Approval, Mode
 from respawn.decision import Decision
 from respawn.evidence import Evidence
 from respawn.incident import (
     ActionRequest, ActionResult, Assessment, AssessRequest, AttemptStarted, Detection, DetectionKind,
-    FollowRequest, Gathered, GatherRequest, IncidentInput, IncidentResult, Phase, Resumed,
+    FollowRequest, Gathered, GatherRequest, IncidentInput, IncidentResult, Override, OverrideAction, Phase,
+    Resumed,
 )
+from respawn.ledger import NodeVerdict
 from respawn.runbook import Action
 from respawn.taxonomy import CauseLayer, FailureClass
 from workflows.incident import IncidentWorkflow
@@ -44,8 +48,11 @@ async def env():
 class Fakes:
     """Activities that answer from a script and remember what was called, in order."""
 
-    def __init__(self, attributions: list[Attribution], decision: Decision, gone_at: str | None = None) -> None:
+    def __init__(self, attributions: list[Attribution], decision: Decision, gone_at: str | None = None,
+                 nodes: NodeVerdict | None = None) -> None:
         self.gone_at = gone_at  # an action that finds the job cancelled by its owner
+        self.nodes = nodes or NodeVerdict()
+        self.requests: dict[str, ActionRequest] = {}
         self.calls: list[str] = []
         self.events: list[AuditEvent] = []
         self._attributions = attributions
@@ -63,12 +70,13 @@ class Fakes:
         async def assess(req: AssessRequest) -> Assessment:
             self.calls.append("assess")
             attribution = self._attributions[min(self.calls.count("assess"), len(self._attributions)) - 1]
-            return Assessment(attribution=attribution, decision=self._decision)
+            return Assessment(attribution=attribution, decision=self._decision, nodes=self.nodes)
 
         def action(name: str):
             @activity.defn(name=name)
             async def act(req: ActionRequest) -> ActionResult:
                 self.calls.append(name)
+                self.requests[name] = req
                 if name == self.gone_at:
                     raise ApplicationError("job is CANCELLED", type="JobGone", non_retryable=True)
                 return ActionResult(done=True, detail=name)
@@ -91,7 +99,7 @@ class Fakes:
             return True
 
         return [gather, assess, action("hold_job"), action("exclude_nodes"), action("release_job"),
-                next_attempt, progress, record]
+                action("drain_nodes"), next_attempt, progress, record]
 
 
 XID = Attribution(failure_class=FailureClass.GPU_HARDWARE, cause_layer=CauseLayer.HARDWARE, node_implicated=True,
@@ -104,7 +112,8 @@ RESTART = Decision(action=Action.RESTART_EXCLUDING, exclude=["n2"], newly_exclud
 
 
 async def run_incident(env, fakes: Fakes, mode: Mode = Mode.ACTION, signals: list[Detection] = (),
-                       cascade_wait_s: float = 20.0) -> IncidentResult:
+                       cascade_wait_s: float = 20.0, approval: Approval | None = None,
+                       operator=None) -> IncidentResult:
     queue = f"q-{uuid.uuid4()}"
     detection = Detection(kind=DetectionKind.LOG_LINE, at=datetime.now(UTC), job_id=5, attempt=0, line="Xid 79")
     async with Worker(env.client, task_queue=queue, workflows=[IncidentWorkflow], activities=fakes.activities(),
@@ -112,12 +121,14 @@ async def run_incident(env, fakes: Fakes, mode: Mode = Mode.ACTION, signals: lis
         handle = await env.client.start_workflow(
             IncidentWorkflow.run,
             IncidentInput(cluster="c", job_id=5, attempt=0, environment="demo", mode=mode, settle_s=1.0,
-                          cascade_wait_s=cascade_wait_s, follow_timeout_s=60),
+                          cascade_wait_s=cascade_wait_s, follow_timeout_s=60, approval=approval),
             id=f"incident-c-5-0-{uuid.uuid4()}", task_queue=queue,
             start_signal="detect", start_signal_args=[detection],
             execution_timeout=timedelta(hours=1))
         for extra in signals:
             await handle.signal("detect", extra)
+        if operator is not None:
+            await operator(handle)
         return await handle.result()
 
 
@@ -173,3 +184,104 @@ async def test_job_cancelled_by_its_owner_mid_incident_closes_it_and_does_nothin
     assert result.phase is Phase.CLOSED and "CANCELLED" in result.reason
     assert "exclude_nodes" not in fakes.calls and "release_job" not in fakes.calls
     assert fakes.calls[-1] == "record:incident_closed"
+
+
+async def wait_phase(handle, phase: Phase, timeout: float = 30.0) -> None:
+    """Poll the incident's phase (time is not skipped while nobody awaits the result)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while asyncio.get_running_loop().time() < deadline:
+        if await handle.query("phase") == phase.value:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"incident never reached {phase}")
+
+
+async def test_operator_stop_replaces_the_decision_and_is_recorded_with_who_and_why(env):
+    fakes = Fakes([XID], RESTART)
+
+    async def stop(handle):
+        answer = await handle.execute_update("apply_override", Override(
+            action=OverrideAction.STOP, reason="bad data shard", who="alice"))
+        assert "stop accepted" in answer
+
+    result = await run_incident(env, fakes, operator=stop)
+    assert result.phase is Phase.STOPPED and "alice" in result.reason
+    assert "hold_job" not in fakes.calls
+    override = next(e for e in fakes.events if e.event_type.value == "override")
+    assert override.details == {"who": "alice", "reason": "bad data shard"}
+    # Respawn's own recommendation is on record too, before the operator's
+    order = [e.event_type.value for e in fakes.events]
+    assert order.index("decided") < order.index("override")
+
+
+async def test_operator_restart_excludes_the_nodes_given(env):
+    fakes = Fakes([XID], Decision(action=Action.STOP, reason="app bug"))
+
+    async def restart(handle):
+        await handle.execute_update("apply_override", Override(
+            action=OverrideAction.RESTART, exclude=["n3"], reason="n3 looked flaky", who="bob"))
+
+    result = await run_incident(env, fakes, operator=restart)
+    assert result.phase is Phase.RESUMED
+    assert fakes.requests["exclude_nodes"].exclude == ["n3"]
+
+
+async def test_approve_is_refused_when_nothing_awaits_approval(env):
+    fakes = Fakes([XID], RESTART)
+
+    async def approve(handle):
+        with pytest.raises(WorkflowUpdateFailedError) as err:
+            await handle.execute_update("apply_override", Override(action=OverrideAction.APPROVE, reason="ok"))
+        assert "nothing awaits approval" in str(err.value.cause)
+
+    result = await run_incident(env, fakes, operator=approve)
+    assert result.phase is Phase.RESUMED and "record:override" not in fakes.calls
+
+
+async def test_approval_environment_waits_and_acts_when_approved(env):
+    fakes = Fakes([XID], RESTART)
+
+    async def approve(handle):
+        await wait_phase(handle, Phase.AWAITING_APPROVAL)
+        assert "hold_job" not in fakes.calls
+        await handle.execute_update("apply_override", Override(action=OverrideAction.APPROVE, reason="go",
+                                                               who="carol"))
+
+    result = await run_incident(env, fakes, approval=Approval(timeout_s=600), operator=approve)
+    assert result.phase is Phase.RESUMED and "hold_job" in fakes.calls
+
+
+async def test_denied_incident_does_nothing(env):
+    fakes = Fakes([XID], RESTART)
+
+    async def deny(handle):
+        await wait_phase(handle, Phase.AWAITING_APPROVAL)
+        await handle.signal("override", Override(action=OverrideAction.DENY, reason="maintenance", who="dan"))
+
+    result = await run_incident(env, fakes, approval=Approval(timeout_s=600), operator=deny)
+    assert result.phase is Phase.DENIED and "hold_job" not in fakes.calls
+
+
+async def test_unanswered_approval_follows_the_default(env):
+    denied = await run_incident(env, Fakes([XID], RESTART), approval=Approval(timeout_s=600, default="deny"))
+    assert denied.phase is Phase.DENIED
+    fakes = Fakes([XID], RESTART)
+    approved = await run_incident(env, fakes, approval=Approval(timeout_s=600, default="approve"))
+    assert approved.phase is Phase.RESUMED and "hold_job" in fakes.calls
+    override = next(e for e in fakes.events if e.event_type.value == "override")
+    assert override.details["who"] == "approval-timeout"
+
+
+async def test_node_with_backed_record_is_drained_after_the_release(env):
+    fakes = Fakes([XID], RESTART, nodes=NodeVerdict(drain=["n2"], drain_backed=["n2"]))
+    await run_incident(env, fakes)
+    assert fakes.calls.index("drain_nodes") > fakes.calls.index("release_job")
+    assert fakes.requests["drain_nodes"].drain == ["n2"]
+
+
+async def test_unbacked_drain_is_only_recommended(env):
+    fakes = Fakes([XID], RESTART, nodes=NodeVerdict(drain=["n2"], drain_backed=[]))
+    await run_incident(env, fakes)
+    assert "drain_nodes" not in fakes.calls
+    decided = next(e for e in fakes.events if e.event_type.value == "decided")
+    assert decided.details["drain"] == ["n2"] and decided.details["drain_backed"] == []

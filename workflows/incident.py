@@ -9,7 +9,7 @@ import asyncio
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy, SearchAttributeKey
+from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
@@ -28,16 +28,16 @@ with workflow.unsafe.imports_passed_through():
         GatherRequest,
         IncidentInput,
         IncidentResult,
+        Override,
+        OverrideAction,
         Phase,
         Resumed,
     )
+    from respawn.decision import Decision
     from respawn.runbook import Action
     from respawn.taxonomy import FailureClass
+    from workflows.search import CLUSTER, FAILURE_CLASS, JOB_ID, PHASE
 
-JOB_ID = SearchAttributeKey.for_keyword("RespawnJobId")
-CLUSTER = SearchAttributeKey.for_keyword("RespawnCluster")
-FAILURE_CLASS = SearchAttributeKey.for_keyword("RespawnFailureClass")
-PHASE = SearchAttributeKey.for_keyword("RespawnPhase")
 
 # Scheduler calls are retried with backoff for as long as a controller restart
 # plausibly takes; errors that retrying cannot fix are raised non-retryable.
@@ -50,6 +50,9 @@ _QUICK = dict(start_to_close_timeout=timedelta(seconds=30), schedule_to_close_ti
               retry_policy=_SCHEDULER_RETRY)
 # Activity error types that mean the job is no longer ours to recover.
 JOB_GONE = {"JobGone", "JobNotFound", "JobFinished"}
+# Once the incident acts (or has closed) an override can no longer change it.
+_TOO_LATE = {Phase.ACTING, Phase.FOLLOWING, Phase.RESUMED, Phase.STOPPED, Phase.CLOSED, Phase.RECOMMENDED,
+             Phase.DENIED, Phase.RELEASED}
 # Cascades: errors that are usually the echo of another rank or node failing.
 _CASCADES = {FailureClass.COMM_ERROR, FailureClass.COMM_TIMEOUT}
 
@@ -60,6 +63,8 @@ class IncidentWorkflow:
         self._detections: list[Detection] = []
         self._phase = Phase.DETECTED
         self._input: IncidentInput | None = None
+        self._override: Override | None = None
+        self._gathered: Gathered | None = None  # what the last evidence said, for validating overrides
 
     @workflow.signal(name="detect")
     def detect(self, detection: Detection) -> None:
@@ -68,6 +73,43 @@ class IncidentWorkflow:
     @workflow.query(name="phase")
     def phase(self) -> str:
         return self._phase.value
+
+    @workflow.signal(name="override")
+    def override(self, override: Override) -> None:
+        """For the Temporal Web UI: an invalid override is logged and ignored."""
+        problem = self._override_problem(override)
+        if problem:
+            workflow.logger.warning("override ignored: %s", problem)
+            return
+        self._override = override
+
+    @workflow.update(name="apply_override")
+    def apply_override(self, override: Override) -> str:
+        """For the CLI: validated first, so the operator hears why it was refused."""
+        self._override = override
+        return f"{override.action.value} accepted while the incident was {self._phase.value}"
+
+    @apply_override.validator
+    def _validate_override(self, override: Override) -> None:
+        problem = self._override_problem(override)
+        if problem:
+            raise ValueError(problem)
+
+    def _override_problem(self, override: Override) -> str | None:
+        if self._override is not None:
+            return f"already overridden: {self._override.action.value} by {self._override.who}"
+        if self._phase in _TOO_LATE:
+            return f"too late: the incident is {self._phase.value}; act on Slurm directly"
+        awaiting = self._phase is Phase.AWAITING_APPROVAL
+        if override.action in (OverrideAction.APPROVE, OverrideAction.DENY) and not awaiting:
+            return f"nothing awaits approval (the incident is {self._phase.value})"
+        if override.exclude and self._gathered is not None:
+            g = self._gathered
+            free = set(g.cluster_nodes) - set(g.excluded_nodes) - set(override.exclude)
+            if len(free) < len(g.evidence.nodes):
+                return f"excluding {', '.join(override.exclude)} would leave {len(free)} nodes " \
+                       f"for a {len(g.evidence.nodes)}-node job"
+        return None
 
     @workflow.run
     async def run(self, inp: IncidentInput) -> IncidentResult:
@@ -106,7 +148,8 @@ class IncidentWorkflow:
             # A dead node shows first as its peers' communication errors; Slurm
             # notices the node a few seconds later. Wait for that, bounded.
             try:
-                await workflow.wait_condition(self._node_down_seen, timeout=timedelta(seconds=inp.cascade_wait_s))
+                await workflow.wait_condition(lambda: self._node_down_seen() or self._override is not None,
+                                              timeout=timedelta(seconds=inp.cascade_wait_s))
                 gathered, assessment = await self._assess(iid, inp)
                 attribution = assessment.attribution
             except asyncio.TimeoutError:
@@ -119,19 +162,49 @@ class IncidentWorkflow:
         await self._record(EventType.ATTRIBUTED, nodes=attribution.nodes, **common, details={
             "node_implicated": attribution.node_implicated, "line": (attribution.line or "")[:500],
             "recoverable_by_restart": attribution.recoverable_by_restart, "job_state": gathered.job_state,
-            "down_nodes": gathered.evidence.down_nodes,
+            "down_nodes": gathered.evidence.down_nodes, "source": attribution.source.value,
+            "hook_error": attribution.hook_error, "hook_rationale": attribution.hook_rationale,
+            "hook_refused_nodes": attribution.hook_refused_nodes,
         })
+        nodes = assessment.nodes
+        if nodes.systemic:
+            await self._record(EventType.SYSTEMIC, nodes=attribution.nodes, **common,
+                               details={"reason": nodes.reason})
         acting = inp.mode is Mode.ACTION
         # The recommendation is on record before anything is done about it.
         await self._record(EventType.DECIDED, nodes=attribution.nodes, action=decision.action.value,
                            acted=acting, **common, details={
                                "reason": decision.reason, "exclude": decision.exclude,
-                               "newly_excluded": decision.newly_excluded,
+                               "newly_excluded": decision.newly_excluded, "drain": nodes.drain,
+                               "drain_backed": nodes.drain_backed, "systemic": nodes.systemic,
                                "checkpoint_step": gathered.checkpoint_step, "mode": inp.mode.value,
                            })
         result = IncidentResult(incident_id=iid, phase=self._phase, failure_class=attribution.failure_class.value,
                                 action=decision.action.value, acted=acting, reason=decision.reason,
                                 excluded_nodes=decision.exclude)
+        drain = nodes.drain_backed
+        if acting and inp.approval is not None and self._override is None:
+            await self._await_approval(inp)
+        if self._override is not None:
+            # The operator's word replaces Respawn's, in observe mode too: it is a
+            # person's explicit command, on record with who and why.
+            override = self._override
+            await self._record(EventType.OVERRIDE, action=override.action.value, nodes=override.exclude,
+                               acted=override.action not in (OverrideAction.DENY,), details={
+                                   "who": override.who, "reason": override.reason})
+            drain = []  # an operator decides about nodes himself
+            if override.action is OverrideAction.DENY:
+                result.acted, result.reason = False, f"denied by {override.who}: {override.reason}"
+                return await self._close(result, Phase.DENIED)
+            if override.action is OverrideAction.RELEASE:
+                await self._release_unchanged(iid, inp, f"{override.who}: {override.reason}")
+                result.action, result.reason = "release", f"released by {override.who}: {override.reason}"
+                return await self._close(result, Phase.RELEASED)
+            if override.action is not OverrideAction.APPROVE:
+                decision = _operator_decision(override, gathered.excluded_nodes)
+            acting = True
+            result.action, result.acted, result.reason = decision.action.value, True, decision.reason
+            result.excluded_nodes = decision.exclude
         if not acting:
             return await self._close(result, Phase.RECOMMENDED)
         if decision.action is Action.STOP:
@@ -141,10 +214,13 @@ class IncidentWorkflow:
 
         self._set_phase(Phase.ACTING)
         request = ActionRequest(incident_id=iid, cluster=inp.cluster, job_id=inp.job_id, attempt=inp.attempt,
-                                exclude=decision.exclude, reason=decision.reason)
+                                exclude=decision.exclude, drain=drain, reason=decision.reason)
         await workflow.execute_activity("hold_job", request, result_type=ActionResult, **_QUICK)
         await workflow.execute_activity("exclude_nodes", request, result_type=ActionResult, **_QUICK)
         await workflow.execute_activity("release_job", request, result_type=ActionResult, **_QUICK)
+        if drain:
+            # After the release, so the job is not kept waiting for it.
+            await workflow.execute_activity("drain_nodes", request, result_type=ActionResult, **_QUICK)
 
         self._set_phase(Phase.FOLLOWING)
         follow = FollowRequest(incident_id=iid, cluster=inp.cluster, job_id=inp.job_id, attempt=inp.attempt,
@@ -158,6 +234,23 @@ class IncidentWorkflow:
                 "await_progress", follow, result_type=Resumed | None, **long_poll)
         return await self._close(result, Phase.RESUMED if result.resumed else Phase.CLOSED)
 
+    async def _await_approval(self, inp: IncidentInput) -> None:
+        """Wait for an operator's word; when none comes in time, the environment's default speaks."""
+        assert inp.approval is not None
+        self._set_phase(Phase.AWAITING_APPROVAL)
+        try:
+            await workflow.wait_condition(lambda: self._override is not None,
+                                          timeout=timedelta(seconds=inp.approval.timeout_s))
+        except asyncio.TimeoutError:
+            self._override = Override(
+                action=OverrideAction(inp.approval.default), who="approval-timeout",
+                reason=f"no answer within {inp.approval.timeout_s:.0f} s: the environment's default")
+
+    async def _release_unchanged(self, iid: str, inp: IncidentInput, reason: str) -> None:
+        request = ActionRequest(incident_id=iid, cluster=inp.cluster, job_id=inp.job_id, attempt=inp.attempt,
+                                reason=reason)
+        await workflow.execute_activity("release_job", request, result_type=ActionResult, **_QUICK)
+
     async def _assess(self, iid: str, inp: IncidentInput) -> tuple[Gathered, Assessment]:
         gathered = await workflow.execute_activity(
             "gather_evidence",
@@ -165,6 +258,7 @@ class IncidentWorkflow:
                           log_offset=min(d.log_offset for d in self._detections),
                           detections=list(self._detections)),
             result_type=Gathered, **_QUICK)
+        self._gathered = gathered
         assessment = await workflow.execute_activity(
             "assess", AssessRequest(incident=inp, incident_id=iid, gathered=gathered),
             result_type=Assessment, **_QUICK)
@@ -191,3 +285,12 @@ class IncidentWorkflow:
                            job_id=self._input.job_id, attempt=self._input.attempt, incident_id=iid,
                            at=at or workflow.now(), **fields)
         await workflow.execute_activity("record_event", event, result_type=bool, **_QUICK)
+
+
+def _operator_decision(override: Override, excluded: list[str]) -> Decision:
+    reason = f"operator {override.who}: {override.reason}"
+    if override.action is OverrideAction.STOP:
+        return Decision(action=Action.STOP, exclude=sorted(excluded), reason=reason)
+    wanted = sorted(set(excluded) | set(override.exclude))
+    return Decision(action=Action.RESTART_EXCLUDING if override.exclude else Action.RESTART, exclude=wanted,
+                    newly_excluded=sorted(set(override.exclude) - set(excluded)), reason=reason)

@@ -1,0 +1,32 @@
+from respawn.config import Budgets
+from respawn.ledger import NodeRecord, judge_nodes
+
+BUDGETS = Budgets(node_incidents_to_drain=3, systemic_node_share=0.25)
+CLUSTER = [f"n{i}" for i in range(1, 17)]
+
+
+def test_a_node_implicated_again_and_again_is_recommended_for_drain():
+    record = NodeRecord(in_drain_window={"n2": 2, "n3": 1})
+    verdict = judge_nodes(["n2"], backed=set(), record=record, budgets=BUDGETS, cluster_nodes=CLUSTER)
+    assert verdict.drain == ["n2"] and not verdict.systemic
+    # recommended, but only node-level evidence may act on it
+    assert verdict.drain_backed == []
+    backed = judge_nodes(["n2"], backed={"n2"}, record=record, budgets=BUDGETS, cluster_nodes=CLUSTER)
+    assert backed.drain_backed == ["n2"]
+
+
+def test_below_the_threshold_nothing_is_drained():
+    verdict = judge_nodes(["n3"], backed={"n3"}, record=NodeRecord(in_drain_window={"n3": 1}),
+                          budgets=BUDGETS, cluster_nodes=CLUSTER)
+    assert verdict.drain == [] and verdict.drain_backed == []
+
+
+def test_many_nodes_at_once_is_systemic_and_isolates_nothing():
+    record = NodeRecord(in_systemic_window={"n1", "n4", "n5", "n6"}, in_drain_window={"n7": 5})
+    verdict = judge_nodes(["n7"], backed={"n7"}, record=record, budgets=BUDGETS, cluster_nodes=CLUSTER)
+    assert verdict.systemic and verdict.drain == [] and "5 of 16" in verdict.reason
+
+
+def test_no_suspect_is_never_systemic():
+    record = NodeRecord(in_systemic_window=set(CLUSTER))
+    assert not judge_nodes([], backed=set(), record=record, budgets=BUDGETS, cluster_nodes=CLUSTER).systemic
