@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from temporalio import activity
 
-from respawn.audit import AuditEvent, EventType
+from respawn.audit import EventType, incident_event
 from respawn.incident import AttemptStarted, FollowRequest, Resumed
 from respawn.joblog import read_lines
 from respawn.scheduler.errors import SchedulerError
@@ -64,15 +64,5 @@ class FollowActivities:
         return None
 
     def _record(self, req: FollowRequest, event: EventType, attempt: int, nodes: list[str], details: dict) -> None:
-        self._s.audit.record(
-            AuditEvent(
-                key=f"{req.incident_id}/{event.value}",
-                event_type=event,
-                cluster=req.cluster,
-                job_id=req.job_id,
-                attempt=attempt,
-                incident_id=req.incident_id,
-                nodes=nodes,
-                details=details,
-            )
-        )
+        self._s.audit.record(incident_event(event, incident_id=req.incident_id, cluster=req.cluster,
+                                            job_id=req.job_id, attempt=attempt, nodes=nodes, details=details))

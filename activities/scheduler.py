@@ -5,7 +5,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.errors import as_activity_error
-from respawn.audit import AuditEvent, EventType
+from respawn.audit import EventType, incident_event
 from respawn.incident import ActionRequest, ActionResult
 from respawn.scheduler.errors import JobPending, SchedulerError
 from respawn.scheduler.slurm import JobInfo
@@ -93,20 +93,11 @@ class SchedulerActivities:
             result = await act()
         except SchedulerError as exc:
             raise as_activity_error(exc) from exc
-        self._s.audit.record(
-            AuditEvent(
-                key=f"{req.incident_id}/{event.value}",
-                event_type=event,
-                cluster=req.cluster,
-                job_id=req.job_id,
-                attempt=req.attempt,
-                incident_id=req.incident_id,
-                nodes=nodes if nodes is not None else req.exclude if event is EventType.EXCLUDED else [],
-                action=action,
-                acted=True,
-                details={"changed": result.done, "detail": result.detail, "reason": req.reason},
-            )
-        )
+        self._s.audit.record(incident_event(
+            event, incident_id=req.incident_id, cluster=req.cluster, job_id=req.job_id, attempt=req.attempt,
+            nodes=nodes if nodes is not None else req.exclude if event is EventType.EXCLUDED else [],
+            action=action, acted=True,
+            details={"changed": result.done, "detail": result.detail, "reason": req.reason}))
         return result
 
 

@@ -57,6 +57,13 @@ class AuditRow(AuditEvent):
     id: int
 
 
+def incident_event(event_type: EventType, *, incident_id: str, cluster: str, job_id: int, attempt: int | None,
+                   **fields: Any) -> AuditEvent:
+    """An incident's event, keyed by the incident and the step: written once, however often retried."""
+    return AuditEvent(key=f"{incident_id}/{event_type.value}", event_type=event_type, cluster=cluster,
+                      job_id=job_id, attempt=attempt, incident_id=incident_id, **fields)
+
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -6,12 +6,9 @@ checkpoint, and prints the timeline read back from the audit trail.
 """
 
 import asyncio
-import inspect
 import json
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,16 +16,13 @@ from respawn import sandbox
 from respawn.audit import AuditRow, AuditTrail, EventType
 from respawn.config import ClusterConfig, Transport, load_config
 from respawn.labconfig import write_lab_config
+from respawn.polling import until
 from respawn.sandbox.lab import Lab
 from respawn.services import build_services
 from workload.faults import FaultKind, fired_at, inject
 from workload.submit import submit
 
 COMMENT = '{"respawn":{"environment":"demo","mode":"action"}}'
-
-
-class DemoError(RuntimeError):
-    pass
 
 
 def run_demo(*, as_json: bool, transport: str = "local", fault: str = "xid", node: str = "node2") -> int:
@@ -83,7 +77,7 @@ async def _run(lab: Lab, config: ClusterConfig, fault: FaultKind, node: str, say
         def saved_checkpoint() -> bool:
             return output.exists() and "saved checkpoint step 10" in output.read_text(errors="replace")
 
-        await _until(saved_checkpoint, 120, "the job to save its first checkpoint")
+        await until(saved_checkpoint, 120, "the job to save its first checkpoint")
         say(f"job {job_id} is training and saved a checkpoint; injecting '{fault.value}' on {node}")
         inject(lab, job_id, node, fault)
 
@@ -92,29 +86,16 @@ async def _run(lab: Lab, config: ClusterConfig, fault: FaultKind, node: str, say
             return job.state if job.restart_count >= 1 and job.state in ("COMPLETED", "FAILED", "CANCELLED") \
                 else None
 
-        final_state = await _until(finished, 240, "the job to finish after recovery")
+        final_state = await until(finished, 240, "the job to finish after recovery")
         audit = AuditTrail(config.audit_db)
         try:
-            await _until(lambda: audit.query(job_id=job_id, event_types=[EventType.JOB_COMPLETED, EventType.JOB_ENDED]),
+            await until(lambda: audit.query(job_id=job_id, event_types=[EventType.JOB_COMPLETED, EventType.JOB_ENDED]),
                          30, "the detector to record the end of the job")
         finally:
             audit.close()
         return _result(config, job_id, fired_at(lab, job_id, node), final_state)
     finally:
         await services.close()
-
-
-async def _until(probe: Callable[[], object], timeout: float, what: str):
-    """Poll `probe` (plain or async) until it returns something true, with a deadline."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = probe()
-        if inspect.isawaitable(value):
-            value = await value
-        if value:
-            return value
-        await asyncio.sleep(0.2)
-    raise DemoError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
 def _result(config: ClusterConfig, job_id: int, fault_at: float | None, final_state: str) -> dict:

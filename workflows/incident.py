@@ -13,7 +13,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from respawn.audit import AuditEvent, EventType
+    from respawn.audit import EventType, incident_event
     from respawn.config import Mode
     from respawn.incident import (
         ActionRequest,
@@ -280,10 +280,9 @@ class IncidentWorkflow:
 
     async def _record(self, event_type: EventType, *, at=None, **fields) -> None:
         assert self._input is not None
-        iid = workflow.info().workflow_id
-        event = AuditEvent(key=f"{iid}/{event_type.value}", event_type=event_type, cluster=self._input.cluster,
-                           job_id=self._input.job_id, attempt=self._input.attempt, incident_id=iid,
-                           at=at or workflow.now(), **fields)
+        event = incident_event(event_type, incident_id=workflow.info().workflow_id, cluster=self._input.cluster,
+                               job_id=self._input.job_id, attempt=self._input.attempt, at=at or workflow.now(),
+                               **fields)
         await workflow.execute_activity("record_event", event, result_type=bool, **_QUICK)
 
 
