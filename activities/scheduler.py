@@ -1,6 +1,8 @@
 """Recovery actions on Slurm. Each one reads the job first and acts only when
 the desired state does not hold yet, then records what it found or did."""
 
+import asyncio
+
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
@@ -89,10 +91,17 @@ class SchedulerActivities:
 
     async def _run(self, req: ActionRequest, event: EventType, action: str, act,
                    nodes: list[str] | None = None) -> ActionResult:
+        if self._s.audit.query(incident_id=req.incident_id, event_types=[EventType.WATCHDOG_RELEASED], limit=1):
+            # The watchdog handed the job back to normal scheduling: this incident acts no more.
+            raise ApplicationError("the watchdog released the job after its hold timed out",
+                                   type="WatchdogReleased", non_retryable=True)
+        heartbeat = asyncio.create_task(_heartbeat())
         try:
             result = await act()
         except SchedulerError as exc:
             raise as_activity_error(exc) from exc
+        finally:
+            heartbeat.cancel()
         self._s.audit.record(incident_event(
             event, incident_id=req.incident_id, cluster=req.cluster, job_id=req.job_id, attempt=req.attempt,
             nodes=nodes if nodes is not None else req.exclude if event is EventType.EXCLUDED else [],
@@ -106,3 +115,11 @@ def _wait_while_completing(job: JobInfo) -> None:
     node: until Slurm declares it DOWN). Retry, with backoff, until it is PENDING."""
     if job.state == "COMPLETING":
         raise ApplicationError(f"job {job.job_id} is still completing", type="JobCompleting")
+
+
+async def _heartbeat() -> None:
+    """Beat while a Slurm call runs, so a worker that dies mid-action is replaced
+    within the heartbeat timeout instead of the whole start-to-close timeout."""
+    while True:
+        activity.heartbeat()
+        await asyncio.sleep(1.0)

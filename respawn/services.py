@@ -55,7 +55,7 @@ def _transport(config: ClusterConfig) -> LocalTransport | SshTransport:
     env = dict(os.environ)
     if settings.slurm_conf is not None:
         env["SLURM_CONF"] = str(settings.slurm_conf)
-    return LocalTransport(env=env)
+    return LocalTransport(env=env, bin_dir=settings.slurm_bin_dir)
 
 
 async def connect_temporal(config: ClusterConfig) -> Client:

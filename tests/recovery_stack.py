@@ -1,33 +1,22 @@
 """Shared by the end-to-end tests: Respawn's own processes against the sandbox,
 and polling helpers with deadlines (no sleeps as synchronisation)."""
 
-import asyncio
-import inspect
-import time
-from collections.abc import Callable
+import signal
+import subprocess
+import sys
 from contextlib import contextmanager
 from pathlib import Path
+
+import yaml
 
 from respawn.audit import AuditRow, AuditTrail, EventType
 from respawn.config import ClusterConfig, Transport, load_config
 from respawn.demo import RespawnProcesses
 from respawn.labconfig import write_lab_config
+from respawn.polling import until
 from respawn.sandbox.lab import Lab
 from respawn.scheduler.slurm import JobInfo, Slurm
 from respawn.scheduler.transport import LocalTransport
-
-
-async def until(probe: Callable[[], object], timeout: float, what: str, interval: float = 0.2):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = probe()
-        if inspect.isawaitable(last):
-            last = await last
-        if last:
-            return last
-        await asyncio.sleep(interval)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what} (last: {last!r})")
 
 
 @contextmanager
@@ -36,6 +25,42 @@ def respawn_running(lab: Lab, transport: Transport = Transport.LOCAL):
     path: Path = write_lab_config(lab, transport)
     with RespawnProcesses(lab, path):
         yield load_config(path)
+
+
+def write_config(config: ClusterConfig, path: Path) -> Path:
+    """`config` as a YAML file that the Respawn processes load."""
+    path.write_text(yaml.safe_dump(config.model_dump(mode="json", exclude_defaults=True), sort_keys=False))
+    return path
+
+
+class RespawnProcess:
+    """One Respawn process (`worker` or `detector`) that a test can kill -9 and start again."""
+
+    def __init__(self, lab: Lab, config_path: Path, role: str) -> None:
+        self._argv = [sys.executable, "-m", "respawn.cli", role, "--config", str(config_path)]
+        self._log = lab.log_dir / f"respawn-{config_path.stem}-{role}.log"
+        self._proc: subprocess.Popen | None = None
+
+    def start(self) -> "RespawnProcess":
+        with open(self._log, "ab") as log:
+            self._proc = subprocess.Popen(self._argv, stdout=log, stderr=subprocess.STDOUT,
+                                          stdin=subprocess.DEVNULL)
+        return self
+
+    def kill(self) -> None:
+        """A crash: SIGKILL, no graceful shutdown, nothing handed over."""
+        if self._proc is not None:
+            self._proc.send_signal(signal.SIGKILL)
+            self._proc.wait()
+
+    def stop(self) -> None:
+        if self._proc is None or self._proc.poll() is not None:
+            return
+        self._proc.terminate()
+        try:
+            self._proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.kill()
 
 
 class Cluster:

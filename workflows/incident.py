@@ -48,8 +48,10 @@ _SCHEDULER_RETRY = RetryPolicy(
 )
 _QUICK = dict(start_to_close_timeout=timedelta(seconds=30), schedule_to_close_timeout=timedelta(minutes=5),
               retry_policy=_SCHEDULER_RETRY)
+# Scheduler actions heartbeat: a worker killed mid-action is replaced in seconds.
+_ACTION = dict(_QUICK, heartbeat_timeout=timedelta(seconds=5))
 # Activity error types that mean the job is no longer ours to recover.
-JOB_GONE = {"JobGone", "JobNotFound", "JobFinished"}
+JOB_GONE = {"JobGone", "JobNotFound", "JobFinished", "WatchdogReleased"}
 # Once the incident acts (or has closed) an override can no longer change it.
 _TOO_LATE = {Phase.ACTING, Phase.FOLLOWING, Phase.RESUMED, Phase.STOPPED, Phase.CLOSED, Phase.RECOMMENDED,
              Phase.DENIED, Phase.RELEASED}
@@ -215,12 +217,12 @@ class IncidentWorkflow:
         self._set_phase(Phase.ACTING)
         request = ActionRequest(incident_id=iid, cluster=inp.cluster, job_id=inp.job_id, attempt=inp.attempt,
                                 exclude=decision.exclude, drain=drain, reason=decision.reason)
-        await workflow.execute_activity("hold_job", request, result_type=ActionResult, **_QUICK)
-        await workflow.execute_activity("exclude_nodes", request, result_type=ActionResult, **_QUICK)
-        await workflow.execute_activity("release_job", request, result_type=ActionResult, **_QUICK)
+        await workflow.execute_activity("hold_job", request, result_type=ActionResult, **_ACTION)
+        await workflow.execute_activity("exclude_nodes", request, result_type=ActionResult, **_ACTION)
+        await workflow.execute_activity("release_job", request, result_type=ActionResult, **_ACTION)
         if drain:
             # After the release, so the job is not kept waiting for it.
-            await workflow.execute_activity("drain_nodes", request, result_type=ActionResult, **_QUICK)
+            await workflow.execute_activity("drain_nodes", request, result_type=ActionResult, **_ACTION)
 
         self._set_phase(Phase.FOLLOWING)
         follow = FollowRequest(incident_id=iid, cluster=inp.cluster, job_id=inp.job_id, attempt=inp.attempt,
@@ -249,7 +251,7 @@ class IncidentWorkflow:
     async def _release_unchanged(self, iid: str, inp: IncidentInput, reason: str) -> None:
         request = ActionRequest(incident_id=iid, cluster=inp.cluster, job_id=inp.job_id, attempt=inp.attempt,
                                 reason=reason)
-        await workflow.execute_activity("release_job", request, result_type=ActionResult, **_QUICK)
+        await workflow.execute_activity("release_job", request, result_type=ActionResult, **_ACTION)
 
     async def _assess(self, iid: str, inp: IncidentInput) -> tuple[Gathered, Assessment]:
         gathered = await workflow.execute_activity(

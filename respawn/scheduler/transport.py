@@ -36,23 +36,30 @@ class Transport(Protocol):
 
 
 class LocalTransport:
-    """Runs commands on this host, as this user, with `env` (e.g. one that sets SLURM_CONF)."""
+    """Runs commands on this host, as this user, with `env` (e.g. one that sets SLURM_CONF).
 
-    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+    With `bin_dir` every command is taken from that folder (e.g. /opt/slurm/bin)
+    instead of PATH, so a PATH that lacks Slurm, or holds another Slurm, does not matter.
+    """
+
+    def __init__(self, env: Mapping[str, str] | None = None, bin_dir: Path | None = None) -> None:
         self._env = dict(env) if env is not None else None
+        self._bin_dir = bin_dir
 
     async def run(self, argv: Sequence[str], timeout: float = 30.0) -> CommandResult:
         _check_argv(argv)
+        program = argv[0] if self._bin_dir is None else str(self._bin_dir / argv[0])
         try:
             proc = await asyncio.create_subprocess_exec(
-                *argv,
+                program,
+                *argv[1:],
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 env=self._env,
             )
         except OSError as exc:
-            raise TransportError(f"{argv[0]}: cannot run: {exc.strerror or exc}") from exc
+            raise TransportError(f"{program}: cannot run: {exc.strerror or exc}") from exc
         try:
             stdout, stderr = await asyncio.wait_for(proc.communicate(), timeout)
         except BaseException as exc:
