@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from temporalio.client import Client
 from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError
 
 from respawn.audit import AuditEvent, EventType
 from respawn.config import Mode
@@ -66,6 +67,7 @@ class Detector:
         self._jobs: dict[int, _Watch] = {}
         self._kernel_offsets: dict[str, int] = {}
         self._started = datetime.now(UTC)
+        self._unsent: list[tuple[JobInfo, Enrolment, Detection]] = []  # not delivered yet: Temporal was down
         self._watchdog = Watchdog(services.config, services.slurm, services.audit)
         config = services.config
         self._stopped = stopped_tasks(config.detector.progress, config.scheduler.slurm_conf)
@@ -91,6 +93,7 @@ class Detector:
                 pass
 
     async def poll_once(self) -> list[Detection]:
+        await self._resend()
         jobs, nodes = await asyncio.gather(self._s.slurm.jobs(), self._s.slurm.nodes())
         # First, so a hold outlives no timeout while signalling fails (Temporal down).
         await self._watchdog.check(jobs)
@@ -104,9 +107,22 @@ class Detector:
                 continue
             found = await asyncio.to_thread(self._observe, job, watch, unreachable, kernel_hits, metric_hits)
             for detection in found:
-                await self._signal(job, watch.enrolment, detection)
+                await self._send(job, watch.enrolment, detection)
             detections += found
         return detections
+
+    async def _send(self, job: JobInfo, enrolment: Enrolment, detection: Detection) -> None:
+        """Signal a detection; while Temporal is unreachable, keep it for the next poll."""
+        try:
+            await self._signal(job, enrolment, detection)
+        except RPCError as exc:
+            log.warning("Temporal unreachable, detection kept for the next poll: %s", exc.message)
+            self._unsent.append((job, enrolment, detection))
+
+    async def _resend(self) -> None:
+        unsent, self._unsent = self._unsent, []
+        for job, enrolment, detection in unsent:
+            await self._send(job, enrolment, detection)
 
     def _watch(self, job: JobInfo) -> _Watch:
         watch = self._jobs.get(job.job_id)
