@@ -15,6 +15,12 @@ How the evidence is read (root cause over symptoms):
   matched like any other line: what a job state or a down node means lives in
   the runbooks, where an operator can change it.
 
+Respawn's own findings are lines too, matched by the runbooks like the rest:
+the detector's (`respawn-detector: hang: no progress from rank 2 on node3 ...`,
+from the job's progress rhythm) and the GPU metrics' (`respawn-metrics:
+Hostname=node2 gpu=0 DCGM_FI_DEV_XID_ERRORS=79 ...`). They come only from
+Respawn (sources DETECTOR and METRICS); a job line that poses as one is dropped.
+
 Which nodes: only failures whose runbook (or pattern) node rule blames a node
 name one, and only where the evidence points at it: the host the line names
 (NCCL's `host:pid:tid [dev]` prefix, `srun: error: node17: task 3`, `*** JOB 12
@@ -38,7 +44,7 @@ from dataclasses import dataclass
 import re2
 
 from respawn.attribution import Attribution
-from respawn.evidence import Evidence, LineSource
+from respawn.evidence import Evidence, LineSource, claims_trust
 from respawn.matcher import Hit, Matcher
 from respawn.runbook import Catalogue, NodeRule
 from respawn.taxonomy import CauseLayer, FailureClass
@@ -94,6 +100,8 @@ def attribute(catalogue: Catalogue, matcher: Matcher, evidence: Evidence) -> Att
         for ln in evidence.lines
         # A kernel log of a node the attempt did not run on tells nothing about it.
         if not (allocation and ln.source is not LineSource.JOB and ln.node and ln.node not in allocation)
+        # The job posing as Respawn's detector or metrics: forged, never believed.
+        and not (ln.source is LineSource.JOB and claims_trust(ln.text))
     ] + _scheduler_facts(evidence)
     found = _read(matcher, [ln.text for ln in lines], lines.__getitem__)
     if not found:

@@ -1,5 +1,6 @@
 """What an incident knows about a failed attempt: the input of attribution."""
 
+import re
 from datetime import datetime
 from enum import StrEnum
 
@@ -10,6 +11,21 @@ class LineSource(StrEnum):
     JOB = "job"  # the job's own output: untrusted, any user can print anything
     KERNEL = "kernel"  # a node's kernel log: trusted node-level evidence
     SCHEDULER = "scheduler"  # what Slurm itself reports
+    DETECTOR = "detector"  # Respawn's own findings from the job's progress (hang, straggler)
+    METRICS = "metrics"  # what the nodes' GPU metrics (DCGM, through Prometheus) say
+
+
+# Lines Respawn writes itself start with these, so runbooks can match its
+# findings. A job's output that carries one is forged and is never believed.
+DETECTOR_PREFIX = "respawn-detector: "
+METRICS_PREFIX = "respawn-metrics: "
+# After an optional rank tag, as PyTorch (`[rank3]:`) or `srun --label` (`3: `) print it.
+_TRUSTED = re.compile(r"^\s*(?:\[rank\d{1,6}\]:|\d{1,6}: )?\s*respawn-(?:detector|metrics):")
+
+
+def claims_trust(text: str) -> bool:
+    """Whether a line poses as one of Respawn's own: never true of honest job output."""
+    return _TRUSTED.match(text) is not None
 
 
 class LogLine(BaseModel):

@@ -26,11 +26,34 @@ class StepPattern(BaseModel):
         return value
 
 
+class LinePattern(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    regex: str
+
+
+class TimePattern(BaseModel):
+    """A rank's own compute time for a step, excluding its waits in collectives."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    regex: str
+
+    @field_validator("regex")
+    @classmethod
+    def _has_seconds_group(cls, value: str) -> str:
+        if "seconds" not in re.compile(value).groupindex:
+            raise ValueError("regex needs a named group 'seconds'")
+        return value
+
+
 class ProgressPatterns(BaseModel):
     model_config = ConfigDict(extra="forbid")
     step: list[StepPattern] = Field(default_factory=list)
     checkpoint: list[StepPattern] = Field(default_factory=list)
     resumed: list[StepPattern] = Field(default_factory=list)
+    saving: list[LinePattern] = Field(default_factory=list)  # a checkpoint save began: expect a pause
+    compute: list[TimePattern] = Field(default_factory=list)  # per-rank timers: how stragglers are told apart
 
     @classmethod
     def load(cls, runbooks: Path = DEFAULT_DIR) -> "ProgressPatterns":
@@ -43,6 +66,8 @@ class ProgressPatterns(BaseModel):
             merged.step += part.step
             merged.checkpoint += part.checkpoint
             merged.resumed += part.resumed
+            merged.saving += part.saving
+            merged.compute += part.compute
         return merged
 
 
@@ -53,6 +78,8 @@ class ProgressReader:
         self._step = [re.compile(p.regex) for p in patterns.step]
         self._checkpoint = [re.compile(p.regex) for p in patterns.checkpoint]
         self._resumed = [re.compile(p.regex) for p in patterns.resumed]
+        self._saving = [re.compile(p.regex) for p in patterns.saving]
+        self._compute = [re.compile(p.regex) for p in patterns.compute]
 
     def step(self, line: str) -> int | None:
         return _first(self._step, line)
@@ -62,6 +89,20 @@ class ProgressReader:
 
     def resumed(self, line: str) -> int | None:
         return _first(self._resumed, line)
+
+    def saving(self, line: str) -> bool:
+        return any(p.search(line[:4096]) for p in self._saving)
+
+    def compute(self, line: str) -> float | None:
+        """The seconds a rank's timer line reports, if it is one."""
+        for pattern in self._compute:
+            match = pattern.search(line[:4096])
+            if match:
+                try:
+                    return float(match.group("seconds")[:32])
+                except ValueError:  # a site's loose pattern caught something else
+                    return None
+        return None
 
 
 def _first(patterns: list[re.Pattern[str]], line: str) -> int | None:

@@ -56,6 +56,7 @@ def test_up_is_idempotent(sandbox: Lab) -> None:
 def test_status_names_every_component(sandbox: Lab) -> None:
     assert list(status(sandbox)) == [
         "munged", "slurmctld", "slurmd-node1", "slurmd-node2", "slurmd-node3", "slurmd-node4", "temporal", "sshd",
+        "prometheus", "dcgm-node1", "dcgm-node2", "dcgm-node3", "dcgm-node4",
     ]  # fmt: skip
 
 

@@ -9,6 +9,11 @@ step and consumes on sight, so the job's next attempt after a requeue runs
 clean. GPU faults also get their line in the node's kernel log, as rsyslog's
 kern.log would have it: that log is trusted node-level evidence, the job's output is not.
 
+Two kinds act on the node's simulated GPU metrics (respawn/sandbox/dcgm.py,
+scraped by the sandbox's Prometheus): `xid_metric` makes the GPU report Xid 79
+while the rank prints nothing, and `slow` also throttles the GPU's clocks, as a
+GPU in thermal slowdown would. They stay until `heal_gpu` (or a fresh sandbox).
+
 Whoever acted records `<faults_dir>/<job>/<node>.fired` (JSON: kind, at) with
 the moment the fault happened, the zero of every detection-latency measure.
 """
@@ -21,7 +26,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 
-from respawn.sandbox import Lab, kill_node, procs
+from respawn.sandbox import Lab, dcgm, kill_node, procs
 
 PCI_BUS = "0000:3b:00"  # the one GPU of every sandbox node; train.py prints the same
 
@@ -34,7 +39,8 @@ class FaultKind(StrEnum):
     KEYERROR = "keyerror"  # an application bug: traceback ending in KeyError: 'labels'
     KILL_NODE = "kill_node"  # the node's slurmd and everything on it die
     HANG = "hang"  # SIGSTOP of the rank: no more progress, nothing printed
-    SLOW = "slow"  # the rank's steps take `factor` times as long: a straggler
+    SLOW = "slow"  # the rank's steps take `factor` times as long, its GPU throttled: a straggler
+    XID_METRIC = "xid_metric"  # the node's GPU reports Xid 79 through DCGM; the job prints nothing
 
 
 class FaultError(RuntimeError):
@@ -48,6 +54,16 @@ KERNEL_LINES = {
         "has been detected on GPU in the framebuffer at partition 0, subpartition 0."
     ),
 }
+
+
+# HW slowdown + HW thermal slowdown (NVML's 0x8 | 0x40), hot, busy.
+THROTTLED = {"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS": 0x48, "DCGM_FI_DEV_GPU_TEMP": 92, "DCGM_FI_DEV_GPU_UTIL": 100}
+HEALTHY_SM_CLOCK = dcgm.METRICS["DCGM_FI_DEV_SM_CLOCK"][1]
+
+
+def heal_gpu(lab: Lab, node: str) -> None:
+    """Undo the metric faults on `node`: its simulated GPU is healthy again."""
+    dcgm.heal(lab, node)
 
 
 def control_path(lab: Lab, job_id: int, node: str) -> Path:
@@ -80,6 +96,10 @@ def inject(lab: Lab, job_id: int, node: str, kind: FaultKind, *, factor: float =
         _record_fired(fired, kind)
         procs.signal_all(pids, signal.SIGKILL if kind == FaultKind.CRASH else signal.SIGSTOP)
         return
+    if kind == FaultKind.XID_METRIC:
+        _record_fired(fired, kind)
+        dcgm.set_gpu(lab, node, {"DCGM_FI_DEV_XID_ERRORS": 79})
+        return
     if kind in KERNEL_LINES:
         # The driver logs the Xid before the application sees its CUDA error:
         # that is when the fault happened. The line is in rsyslog's kern.log
@@ -94,6 +114,7 @@ def inject(lab: Lab, job_id: int, node: str, kind: FaultKind, *, factor: float =
     spec: dict[str, object] = {"kind": str(kind)}
     if kind == FaultKind.SLOW:
         spec["factor"] = factor
+        dcgm.set_gpu(lab, node, THROTTLED | {"DCGM_FI_DEV_SM_CLOCK": round(HEALTHY_SM_CLOCK / factor)})
     _write_atomic(control_path(lab, job_id, node), json.dumps(spec))
 
 

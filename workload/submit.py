@@ -34,6 +34,7 @@ def submit(
     comment: str | None = None,
     name: str = "train",
     extra_sbatch_args: Sequence[str] = (),
+    trainer_args: Sequence[str] = (),  # more of train.py's options, e.g. --step-jitter=0.3
 ) -> int:
     """Submit the training job on `nodes` nodes, one rank each; returns the job id."""
     # Slurm does not create the output folder: a job writing into a missing one fails silently.
@@ -58,6 +59,7 @@ def submit(
         f"--step-seconds={step_seconds}",
         f"--ckpt-dir={lab.ckpt_dir}/%j",  # the trainer puts in the job id; see checkpoint_dir()
         f"--faults-dir={lab.faults_dir}",
+        *trainer_args,
     ]
     # sbatch exports this environment to the job, so srun finds the interpreter running us.
     env = {**lab.env(), "RESPAWN_PYTHON": sys.executable}

@@ -6,6 +6,12 @@ It prints what real trainers print (rank-tagged progress, checkpoint and resume
 lines), checkpoints to shared storage and resumes from the newest checkpoint, so
 a requeued attempt continues where the last one saved.
 
+Each rank also prints its own compute time per step, excluding its wait in the
+gradient all-reduce, as real trainers' per-rank timers do: every rank waits for
+the slowest in the all-reduce, so step times alone cannot tell who is slow.
+`--step-jitter` makes step times noisy and `--checkpoint-seconds` makes saving a
+checkpoint pause the job, as slow shared storage does.
+
 Faults (workload/faults.py) reach a rank through a control file that it polls
 once per step: `<faults-dir>/<job id>/<node>`. The rank consumes the file, writes
 `<node>.fired` with the time it acted, then prints the failure as production
@@ -18,6 +24,7 @@ with only the standard library and torch.
 import argparse
 import json
 import os
+import random
 import re
 import threading
 import time
@@ -65,6 +72,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--checkpoint-every", type=int, default=10)
     parser.add_argument("--step-seconds", type=float, default=0.5)
+    parser.add_argument("--step-jitter", type=float, default=0.0, help="a rank's step time varies by up to this share")
+    parser.add_argument("--checkpoint-seconds", type=float, default=0.0, help="how long saving a checkpoint takes")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
@@ -217,16 +226,24 @@ def main() -> None:
 
         optimizer.zero_grad()
         loss = nn.functional.mse_loss(ddp(batch["inputs"]), batch["labels"])
+        # The padding stands for this rank's GPU work, so it comes before the backward
+        # pass, whose gradient all-reduce makes every rank wait for the slowest.
+        noise = random.Random(g.initial_seed()).uniform(-args.step_jitter, args.step_jitter)
+        time.sleep(max(0.0, args.step_seconds * fault.slow_factor * (1 + noise) - (time.monotonic() - began)))
+        collective = time.monotonic()
         loss.backward()
+        waited = time.monotonic() - collective
         optimizer.step()
 
-        time.sleep(max(0.0, args.step_seconds * fault.slow_factor - (time.monotonic() - began)))
         took = time.monotonic() - began
         log(
             f"step {step}/{args.steps} loss {loss.item():.4f} "
             f"samples/s {args.batch_size / took:.1f} step_time {took:.3f}s"
         )
+        log(f"step {step} compute_time {took - waited:.3f}s")
         if RANK == 0 and step % args.checkpoint_every == 0:
+            log(f"saving checkpoint step {step}")
+            time.sleep(args.checkpoint_seconds)  # slow shared storage: the other ranks wait in the next all-reduce
             state = {"step": step, "model": model.state_dict(), "optimizer": optimizer.state_dict()}
             log(f"saved checkpoint step {step} to {save_checkpoint(ckpt_dir, step, state)}")
 

@@ -2,7 +2,7 @@
 
 import shutil
 
-from respawn.sandbox import cluster, procs, sshd
+from respawn.sandbox import cluster, dcgm, procs, prometheus, sshd
 from respawn.sandbox import temporal as temporal_server  # `up` has a parameter named temporal
 from respawn.sandbox.lab import Lab
 
@@ -10,8 +10,9 @@ NODES_TIMEOUT = 30.0
 
 
 def up(lab: Lab, nodes: int = 4, ssh: bool = True, temporal: bool = True) -> None:
-    """Start whatever is not running; returns when every node is up, Temporal is healthy
-    and sshd accepts connections. A second `up` is harmless.
+    """Start whatever is not running; returns when every node is up, Temporal is healthy,
+    sshd accepts connections and Prometheus has scraped every node's (simulated)
+    DCGM exporter. A second `up` is harmless.
 
     When no Slurm daemon runs, the cluster starts fresh: new config, no state
     (job ids start at 1), empty kernel logs. Otherwise the running cluster must
@@ -22,6 +23,11 @@ def up(lab: Lab, nodes: int = 4, ssh: bool = True, temporal: bool = True) -> Non
         # id (output, checkpoints, faults, audit trail, incident histories in
         # Temporal) starts over with it, or a new job 1 would inherit the old one's.
         temporal_server.stop(lab)
+        # Nor do its GPUs remember an earlier cluster's faults.
+        prometheus.stop(lab)
+        dcgm.stop(lab)
+        prometheus.reset(lab)
+        dcgm.reset(lab)
         _clear_job_state(lab)
         _make_dirs(lab)
         cluster.configure(lab, nodes)
@@ -40,6 +46,8 @@ def up(lab: Lab, nodes: int = 4, ssh: bool = True, temporal: bool = True) -> Non
         sshd.start(lab)
     if temporal:
         temporal_server.start(lab)
+    dcgm.start(lab)
+    prometheus.start(lab)
     _wait_nodes(lab)
 
 
@@ -47,6 +55,8 @@ def down(lab: Lab) -> None:
     """Stop everything of this lab, job processes included; nothing of it runs afterwards."""
     sshd.stop(lab)
     temporal_server.stop(lab)
+    prometheus.stop(lab)
+    dcgm.stop(lab)
     cluster.stop(lab)
     for pid_file in lab.run_dir.glob("*.pid"):
         pid = procs.read_pid(pid_file)
@@ -55,13 +65,16 @@ def down(lab: Lab) -> None:
 
 
 def status(lab: Lab) -> dict[str, str]:
-    """component -> "running" or "stopped": munged, slurmctld, slurmd-<node>..., temporal, sshd."""
+    """component -> "running" or "stopped": munged, slurmctld, slurmd-<node>..., temporal, sshd,
+    prometheus, dcgm-<node>..."""
     pids: dict[str, int | None] = {
         "munged": cluster.munged_pid(lab),
         "slurmctld": cluster.slurmctld_pid(lab),
         **{cluster.slurmd_component(n): cluster.slurmd_pid(lab, n) for n in lab.nodes},
         "temporal": temporal_server.pid(lab),
         "sshd": sshd.pid(lab),
+        "prometheus": prometheus.pid(lab),
+        **{dcgm.component(n): dcgm.pid(lab, n) for n in lab.nodes},
     }
     return {name: "stopped" if pid is None else "running" for name, pid in pids.items()}
 

@@ -1,0 +1,187 @@
+"""Hangs, stragglers and GPU metrics end to end: the real sandbox (Slurm, and
+Prometheus scraping the simulated DCGM exporters), real Temporal, real DDP jobs
+stepping about once a second, Respawn's detector and worker as processes.
+
+The healthy case watches a job for five minutes. So that those minutes mostly
+overlap the other cases, its job is submitted when this module starts and
+trains beside them on nodes 1, 3 and 4, away from node2's Xid; its case runs
+last and only checks what happened.
+"""
+
+import re
+import subprocess
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+
+from respawn.audit import AuditRow, EventType
+from respawn.config import load_config
+from respawn.demo import RespawnProcesses
+from respawn.labconfig import lab_config
+from respawn.sandbox import Lab
+from tests.recovery_stack import Cluster, until, write_config
+from workload.faults import FaultKind, fired_at, heal_gpu, inject
+from workload.submit import submit
+
+ACTION = '{"respawn":{"environment":"demo","mode":"action"}}'
+OBSERVE = '{"respawn":{"environment":"demo","mode":"observe"}}'
+HEALTHY_FOR_S = 300.0
+HEALTHY_CASE = "test_healthy_noisy_job_with_checkpoint_pauses_runs_five_minutes_without_an_incident"
+
+
+@pytest.fixture(scope="module")
+def cluster(sandbox: Lab) -> Iterator[Cluster]:
+    # These cases implicate several of the 4 nodes within minutes, which the circuit
+    # breaker for systemic failures would take for one; it is not under test here.
+    config = lab_config(sandbox)
+    budgets = config.budgets.model_copy(update={"systemic_node_share": 1.0})
+    path = write_config(config.model_copy(update={"budgets": budgets}), sandbox.root / "respawn-progress.yaml")
+    with RespawnProcesses(sandbox, path):
+        yield Cluster(sandbox, load_config(path))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def healthy_job(cluster: Cluster, request: pytest.FixtureRequest) -> Iterator[int | None]:
+    """The healthy case's job: step times ±30 %, a 20 s checkpoint save every 45 steps
+    (longer than the sandbox's 15 s hang floor, within its 40 s checkpoint allowance)."""
+    if not any(item.name == HEALTHY_CASE for item in request.session.items):
+        yield None
+        return
+    job_id = submit(cluster.lab, nodes=3, steps=1000, checkpoint_every=45, step_seconds=1.0, comment=ACTION,
+                    name="healthy", extra_sbatch_args=["--exclude=node2"],
+                    trainer_args=["--step-jitter=0.3", "--checkpoint-seconds=20"])
+    try:
+        yield job_id
+    finally:
+        _cancel(cluster.lab, job_id)
+
+
+def _cancel(lab: Lab, job_id: int, timeout: float = 60) -> None:
+    """Cancel the job and see it gone: a cancel that lands while Slurm requeues it is lost."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        subprocess.run(["scancel", str(job_id)], env=lab.env(), capture_output=True, timeout=30, check=False)
+        shown = subprocess.run(["squeue", "-h", "-j", str(job_id), "-o", "%T"], env=lab.env(), capture_output=True,
+                               text=True, timeout=30, check=False)
+        # squeue lists an ended job for a while, or nothing; it fails while the controller is away.
+        gone = shown.returncode == 0 and shown.stdout.strip() in ("", "CANCELLED", "COMPLETED", "FAILED")
+        if gone or "Invalid job id" in shown.stderr:
+            return
+        time.sleep(1)  # cleanup after a test, not synchronisation: the next scancel retries
+
+
+def _first(rows: list[AuditRow], event: EventType) -> AuditRow:
+    return next(r for r in rows if r.event_type is event)
+
+
+def _since(at: float, row: AuditRow) -> float:
+    return (row.at - datetime.fromtimestamp(at, UTC)).total_seconds()
+
+
+def _training(cluster: Cluster, name: str, comment: str = ACTION, *sbatch_args: str) -> int:
+    """A 3-node job stepping once a second."""
+    return submit(cluster.lab, nodes=3, steps=400, checkpoint_every=10, step_seconds=1.0, comment=comment,
+                  name=name, extra_sbatch_args=sbatch_args)
+
+
+async def test_a_stopped_rank_is_a_hang_on_its_node_and_the_job_restarts_without_it(cluster: Cluster):
+    job_id = _training(cluster, "e2e-hang")
+    try:
+        await cluster.wait_checkpoint(job_id)
+        node = (await cluster.job(job_id)).nodes[1]
+        inject(cluster.lab, job_id, node, FaultKind.HANG)
+        stopped = fired_at(cluster.lab, job_id, node)
+
+        await until(lambda: EventType.DECIDED in cluster.types(job_id), 60, "the hang to be decided")
+        rows = cluster.events(job_id)
+        detected, decided = _first(rows, EventType.DETECTED), _first(rows, EventType.DECIDED)
+        assert detected.details["kind"] == "hang" and detected.details["node"] == node
+        assert f"on {node} for " in detected.details["line"] and "its process is stopped" in detected.details["line"]
+        # The threshold is the job's own rhythm, never under the sandbox's 15 s floor.
+        threshold = float(re.search(r"\(threshold ([\d.]+) s, training\)", detected.details["line"])[1])
+        assert 15 <= threshold <= 20
+        # The job stepped about once a second until the stop, so its last progress was at
+        # most ~1.3 s before it: detected once the threshold passed, within a poll or two.
+        assert threshold - 2 < _since(stopped, detected) <= threshold + 1.5
+        assert (decided.failure_class, decided.nodes, decided.pattern) == ("hang", [node], "progress-stalled")
+        assert decided.action == "restart_excluding" and decided.acted is True
+
+        job = await cluster.wait_state(job_id, {"RUNNING"}, timeout=90, min_restarts=1)
+        assert node in job.excluded_nodes and node not in job.nodes
+        await until(lambda: EventType.RESUMED in cluster.types(job_id), 120, "the job to train again")
+    finally:
+        _cancel(cluster.lab, job_id)
+
+
+async def test_a_rank_three_times_slower_is_a_straggler_with_its_throttled_gpu_in_the_evidence(cluster: Cluster):
+    job_id, node = _training(cluster, "e2e-straggler"), None
+    try:
+        await cluster.wait_checkpoint(job_id)
+        node = (await cluster.job(job_id)).nodes[2]
+        inject(cluster.lab, job_id, node, FaultKind.SLOW, factor=3.0)
+
+        await until(lambda: EventType.INCIDENT_CLOSED in cluster.types(job_id), 120, "the straggler incident")
+        slowed = fired_at(cluster.lab, job_id, node)
+        rows = cluster.events(job_id)
+        detected, attributed, decided = (_first(rows, e) for e in (
+            EventType.DETECTED, EventType.ATTRIBUTED, EventType.DECIDED))
+        assert detected.details["kind"] == "slowdown" and detected.details["node"] == node
+        assert f"on {node} is 3.0x slower than its peers" in detected.details["line"]
+        assert slowed is not None and _since(slowed, detected) < 45
+        # The throttled GPU on that node is in the evidence, and decides: it is why the rank is slow.
+        assert attributed.pattern == "dcgm-clocks-throttled" and attributed.nodes == [node]
+        assert f"Hostname={node} gpu=0 DCGM_FI_DEV_CLOCK_THROTTLE_REASONS=72 (hw_slowdown,hw_thermal_slowdown)" in (
+            attributed.details["line"])
+        # Stragglers are recommended by default: nothing is done to the job.
+        assert decided.failure_class == "slowdown" and decided.nodes == [node] and decided.acted is False
+        assert decided.action == "restart_excluding" and decided.incident_id.endswith("-slowdown")
+        job = await cluster.job(job_id)
+        assert job.state == "RUNNING" and job.restart_count == 0
+        assert EventType.HELD not in cluster.types(job_id)
+    finally:
+        _cancel(cluster.lab, job_id)
+        if node is not None:
+            heal_gpu(cluster.lab, node)
+
+
+async def test_an_xid_in_node2s_gpu_metrics_is_a_hardware_incident_for_node2(cluster: Cluster):
+    # Observed, not acted on: the job must hold node2, so it could not run without it.
+    job_id = _training(cluster, "e2e-xid-metric", OBSERVE, "--nodelist=node2")
+    try:
+        await cluster.wait_checkpoint(job_id)
+        inject(cluster.lab, job_id, "node2", FaultKind.XID_METRIC)
+        raised = fired_at(cluster.lab, job_id, "node2")
+
+        await until(lambda: EventType.DECIDED in cluster.types(job_id), 60, "the Xid to be decided")
+        rows = cluster.events(job_id)
+        detected, decided = _first(rows, EventType.DETECTED), _first(rows, EventType.DECIDED)
+        assert detected.details["kind"] == "metrics" and detected.details["node"] == "node2"
+        assert detected.details["line"] == "respawn-metrics: Hostname=node2 gpu=0 DCGM_FI_DEV_XID_ERRORS=79 (was 0)"
+        assert _since(raised, detected) < 10
+        assert (decided.failure_class, decided.nodes, decided.pattern) == ("gpu_hardware", ["node2"], "dcgm-xid")
+        assert decided.action == "restart_excluding" and decided.details["exclude"] == ["node2"]
+        assert "Xid" not in cluster.output(job_id)  # the rank printed nothing about it
+    finally:
+        _cancel(cluster.lab, job_id)
+        heal_gpu(cluster.lab, "node2")
+
+
+@pytest.mark.slow
+async def test_healthy_noisy_job_with_checkpoint_pauses_runs_five_minutes_without_an_incident(
+        cluster: Cluster, healthy_job: int | None):
+    assert healthy_job is not None
+    job = await cluster.wait_state(healthy_job, {"RUNNING"}, timeout=120)
+    assert job.start_time is not None
+    await until(lambda: time.time() - job.start_time.timestamp() >= HEALTHY_FOR_S, HEALTHY_FOR_S + 60,
+                "five minutes of training", interval=1)
+
+    job = await cluster.job(healthy_job)
+    assert job.state == "RUNNING" and job.restart_count == 0
+    assert cluster.types(healthy_job) == [EventType.ENROLLED]
+    output = cluster.output(healthy_job)
+    assert output.count("saving checkpoint step") >= 3  # each a 20 s pause
+    steps = [float(w[:-1]) for line in output.splitlines() if " step_time " in line
+             for w in [line.rsplit(" ", 1)[-1]]]
+    assert min(steps) < 0.95 and max(steps) > 1.15  # noisy, as wanted
