@@ -49,6 +49,9 @@ def submit(
         f"-N{nodes}",
         "--ntasks-per-node=1",
         f"--output={lab.out_dir}/slurm-%j.out",
+        # Jobs run in the lab's shared storage, so whatever they leave (a core
+        # file from an aborting rank) stays in the lab, not in the caller's folder.
+        f"--chdir={lab.shared}",
     ]
     if comment is not None:
         argv.append(f"--comment={comment}")
