@@ -125,7 +125,7 @@ def main() -> int:
     hang, slow = statistics.median(results["hang"]), statistics.median(results["slow"])
     print(f"\nmedian of {args.runs} runs (3-node job, 1 s steps, sandbox settings: hang floor 15 s,"
           " straggler 1.5x sustained 10 s):")
-    print(f"  hang detection (last progress -> incident):     {hang:6.2f} s   (NCCL watchdog default: 480-600 s)")
+    print(f"  hang detection (last progress -> incident):        {hang:6.2f} s   (NCCL watchdog default: 480-600 s)")
     print(f"  straggler detection (first slow step -> incident): {slow:6.2f} s   (Holmes: about 30 s)")
     return 0
 

@@ -23,6 +23,9 @@ def main() -> int:
     args = parser.parse_args()
     runs = []
     for i in range(args.runs):
+        # Each run on a fresh lab: otherwise the node record of the runs before
+        # (node2 failing again and again) would drain node2, as it should.
+        subprocess.run([str(RESPAWN), "sandbox", "down"], capture_output=True, check=True)
         out = subprocess.run([str(RESPAWN), "demo", "--json", "--fault", args.fault, "--transport", args.transport],
                              capture_output=True, text=True, check=False)
         if out.returncode != 0:

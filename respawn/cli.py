@@ -198,11 +198,17 @@ def _override(args: argparse.Namespace) -> int:
         return 2
     try:
         answer = asyncio.run(send_override(_config(args), args.job, override, args.incident))
+        print(answer)
+        rc = 0
     except OverrideError as exc:
         print(f"respawn override: {exc}", file=sys.stderr)
-        return 1
-    print(answer)
-    return 0
+        rc = 1
+    # The Temporal client's native threads can call into Python while the
+    # interpreter finalises and abort it (PyGILState_Release): with everything
+    # said and flushed, leave without finalising.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(rc)
 
 
 def _classify(args: argparse.Namespace) -> int:

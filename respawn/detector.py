@@ -16,7 +16,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from temporalio.client import Client
 from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
@@ -34,15 +34,19 @@ from respawn.rhythm import Finding, Rhythm, placement, read_signals
 from respawn.scheduler.errors import SchedulerError
 from respawn.scheduler.slurm import JobInfo, NodeInfo
 from respawn.services import Services
-from workflows.search import CLUSTER, JOB_ID
 from respawn.taskprobe import stopped_tasks
 from respawn.watchdog import Watchdog
+from workflows.search import CLUSTER, JOB_ID
 
 log = logging.getLogger("respawn.detector")
 
 # Attempts that ended in one of these states need recovery; COMPLETED and
 # CANCELLED (the owner's decision) do not.
 FAILED_STATES = {"FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "TIMEOUT", "BOOT_FAIL", "DEADLINE", "PREEMPTED"}
+
+
+# A job that ended longer than this before the detector started is history.
+_HISTORY = timedelta(seconds=60)
 
 
 @dataclass
@@ -133,6 +137,13 @@ class Detector:
         if job.state == "RUNNING" and job.start_time is not None and job.start_time < self._started:
             # Running before we started: what it printed then is history, not news.
             watch.log_offset = _size(self._s.config.job_output(job.job_id))
+        ended = job.end_time is not None and job.state in FAILED_STATES | {"COMPLETED", "CANCELLED"}
+        if ended and job.end_time < self._started - _HISTORY:
+            # It ended well before we started (Slurm lists finished jobs for
+            # MinJobAge): someone else dealt with it; a restart of ours only
+            # catches up on what ended while it was down.
+            watch.attempt = watch.running = job.restart_count
+            watch.ended = True
         self._jobs[job.job_id] = watch
         cluster = self._s.config.cluster
         if isinstance(enrolment, NotEnrolled):

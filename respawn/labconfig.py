@@ -34,6 +34,9 @@ def lab_config(lab: Lab, transport: Transport = Transport.LOCAL) -> ClusterConfi
             "kernel_log": str(lab.kernel_dir / "{node}.log"),
         },
         "audit_db": str(lab.audit_db),
+        # Four nodes: the production default (a quarter of the cluster) would call
+        # two faulty nodes in a row a systemic failure.
+        "budgets": {"systemic_node_share": 0.75},
         # Jobs here step in about a second: a hang shows within 15 s, after Slurm has
         # seen a dead node as not responding (8-10 s), so that cause is told first.
         # The detector shares the nodes' /proc here, so it can see a stopped rank.

@@ -12,7 +12,7 @@ import yaml
 from respawn.audit import AuditRow, AuditTrail, EventType
 from respawn.config import ClusterConfig, Transport, load_config
 from respawn.demo import RespawnProcesses
-from respawn.labconfig import write_lab_config
+from respawn.labconfig import lab_config
 from respawn.polling import until
 from respawn.sandbox.lab import Lab
 from respawn.scheduler.slurm import JobInfo, Slurm
@@ -20,9 +20,19 @@ from respawn.scheduler.transport import LocalTransport
 
 
 @contextmanager
-def respawn_running(lab: Lab, transport: Transport = Transport.LOCAL):
-    """A detector and a worker for the sandbox cluster, as real child processes."""
-    path: Path = write_lab_config(lab, transport)
+def respawn_running(lab: Lab, name: str, transport: Transport = Transport.LOCAL, **budgets):
+    """A detector and a worker for the sandbox, as real child processes.
+
+    Each test module runs as its own cluster `name` (own task queue, own audit
+    trail), so one module's incidents never count in another's node record.
+    """
+    base = lab_config(lab, transport)
+    for stale in lab.root.glob(f"audit-{name}.db*"):  # a module's record starts empty every run
+        stale.unlink()
+    config = base.model_copy(update={
+        "cluster": name, "audit_db": lab.root / f"audit-{name}.db",
+        "budgets": base.budgets.model_copy(update=budgets)})
+    path = write_config(config, lab.root / f"{name}.yaml")
     with RespawnProcesses(lab, path):
         yield load_config(path)
 

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 import pytest
 
 from respawn.audit import AuditRow, EventType
-from respawn.config import load_config
+from respawn.config import Environment, Mode, load_config
 from respawn.demo import RespawnProcesses
 from respawn.labconfig import lab_config
 from respawn.sandbox import Lab
@@ -25,19 +25,26 @@ from tests.recovery_stack import Cluster, until, write_config
 from workload.faults import FaultKind, fired_at, heal_gpu, inject
 from workload.submit import submit
 
-ACTION = '{"respawn":{"environment":"demo","mode":"action"}}'
-OBSERVE = '{"respawn":{"environment":"demo","mode":"observe"}}'
+ACTION = '{"respawn":{"environment":"progress","mode":"action"}}'
+OBSERVE = '{"respawn":{"environment":"progress","mode":"observe"}}'
 HEALTHY_FOR_S = 300.0
 HEALTHY_CASE = "test_healthy_noisy_job_with_checkpoint_pauses_runs_five_minutes_without_an_incident"
 
 
 @pytest.fixture(scope="module")
-def cluster(sandbox: Lab) -> Iterator[Cluster]:
-    # These cases implicate several of the 4 nodes within minutes, which the circuit
-    # breaker for systemic failures would take for one; it is not under test here.
+def cluster(sandbox: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """Respawn as the sandbox runs it, as a cluster of its own (name, environment, audit
+    trail): its incidents count in no other module's node record, nor theirs in its."""
+    here = tmp_path_factory.mktemp("progress")
     config = lab_config(sandbox)
-    budgets = config.budgets.model_copy(update={"systemic_node_share": 1.0})
-    path = write_config(config.model_copy(update={"budgets": budgets}), sandbox.root / "respawn-progress.yaml")
+    config = config.model_copy(update={
+        "cluster": "progress", "audit_db": here / "audit.db",
+        "environments": {"progress": Environment(max_mode=Mode.ACTION)},
+        # These cases implicate several of the 4 nodes within minutes, which the circuit
+        # breaker for systemic failures would take for one; it is not under test here.
+        "budgets": config.budgets.model_copy(update={"systemic_node_share": 1.0}),
+    })
+    path = write_config(config, here / "progress.yaml")
     with RespawnProcesses(sandbox, path):
         yield Cluster(sandbox, load_config(path))
 

@@ -17,12 +17,12 @@ RESPAWN = str(Path(sys.executable).parent / "respawn")
 
 @pytest.fixture(scope="module")
 def cluster(sandbox):
-    with respawn_running(sandbox) as config:
+    with respawn_running(sandbox, "override") as config:
         yield Cluster(sandbox, config)
 
 
 def override(cluster: Cluster, *args: str) -> subprocess.CompletedProcess:
-    config = cluster.lab.root / "respawn.yaml"
+    config = cluster.lab.root / "override.yaml"
     return subprocess.run([RESPAWN, "override", *args, "--config", str(config)], capture_output=True, text=True,
                           timeout=60, check=False)
 

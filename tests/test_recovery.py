@@ -14,7 +14,7 @@ OBSERVE_ONLY_ENV = '{"respawn":{"environment":"prod","mode":"action"}}'
 
 @pytest.fixture(scope="module")
 def cluster(sandbox):
-    with respawn_running(sandbox) as config:
+    with respawn_running(sandbox, "recovery") as config:
         yield Cluster(sandbox, config)
 
 

@@ -11,7 +11,7 @@ from workload.submit import submit
 
 @pytest.fixture(scope="module")
 def cluster(sandbox):
-    with respawn_running(sandbox, Transport.SSH) as config:
+    with respawn_running(sandbox, "recovery-ssh", Transport.SSH) as config:
         assert config.scheduler.transport is Transport.SSH
         yield Cluster(sandbox, config)
 
