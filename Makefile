@@ -28,5 +28,6 @@ down:
 
 bench: setup
 	$(VENV)/bin/python benchmarks/recovery_latency.py --runs 5
+	$(VENV)/bin/python benchmarks/hang_straggler.py --runs 5
 	$(VENV)/bin/python benchmarks/classify_accuracy.py
 	$(VENV)/bin/python benchmarks/classify_throughput.py
