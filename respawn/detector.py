@@ -59,7 +59,7 @@ class _Watch:
     log_offset: int = 0
     attempt_offset: int = 0  # where the current attempt's output began
     running: int = -1  # the last attempt seen RUNNING
-    requeued_at: datetime | None = None  # when the restart count last moved under our eyes
+    requeued: bool = False  # the restart count moved under our eyes
     sent: set[str] = field(default_factory=set)  # detections already signalled this attempt
     ended: bool = False  # the current attempt's end is handled
     rhythm: Rhythm | None = None  # its progress, for hangs and stragglers
@@ -162,8 +162,7 @@ class Detector:
                  kernel_hits: dict[str, tuple[str, str]], metric_hits: dict[str, tuple[str, str]]) -> list[Detection]:
         """Detections for one job in this poll (blocking file reads: run in a thread)."""
         if job.restart_count != watch.attempt:
-            if watch.attempt != -1:
-                watch.requeued_at = datetime.now(UTC)
+            watch.requeued = watch.attempt != -1
             watch.attempt, watch.attempt_offset = job.restart_count, watch.log_offset
             watch.sent.clear()
             watch.ended = False
@@ -216,11 +215,10 @@ class Detector:
                 if hit is not None:
                     detect(f"{finding.kind.value}:{finding.node}", DetectionKind(finding.kind.value),
                            line=finding.line, node=finding.node, pattern=hit.pattern)
-        # Right after a requeue Slurm can show the new restart count with the
-        # old attempt's FAILED state: the new attempt must have begun to end.
-        began = watch.requeued_at is None or (
-            job.start_time is not None and job.start_time >= watch.requeued_at - timedelta(seconds=1))
-        if job.state in FAILED_STATES and (started or began):
+        # Right after a requeue Slurm can show the new restart count with a
+        # FAILED state left by the old attempt's batch script: only an attempt
+        # seen running (or the first one we see) can end.
+        if job.state in FAILED_STATES and (started or not watch.requeued):
             watch.ended = True
             detect(f"ended:{job.state}", DetectionKind.JOB_ENDED,
                    line=f"slurm: job {job.job_id} attempt {job.restart_count} ended {job.state}"
