@@ -28,6 +28,7 @@ from respawn.audit import AuditTrail, EventType
 from respawn.config import load_config
 from respawn.demo import RespawnProcesses
 from respawn.labconfig import write_lab_config
+from respawn.polling import until
 from respawn.sandbox.lab import Lab
 from respawn.scheduler.slurm import Slurm
 from respawn.scheduler.transport import LocalTransport
@@ -58,18 +59,6 @@ class StepWatch:
             self.last_step_at = time.time()
 
 
-async def _until(probe, timeout: float, what: str, interval: float = 0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = probe()
-        if asyncio.iscoroutine(value):
-            value = await value
-        if value:
-            return value
-        await asyncio.sleep(interval)
-    raise RuntimeError(f"timed out after {timeout:.0f} s waiting for {what}")
-
-
 async def one_run(lab: Lab, audit: AuditTrail, slurm: Slurm, kind: FaultKind) -> float:
     job_id = submit(lab, nodes=3, steps=1000, checkpoint_every=10, step_seconds=1.0, comment=OBSERVE,
                     name=f"bench-{kind}")
@@ -77,7 +66,7 @@ async def one_run(lab: Lab, audit: AuditTrail, slurm: Slurm, kind: FaultKind) ->
     try:
         steps = StepWatch(lab, job_id)
         out = output_path(lab, job_id)
-        await _until(lambda: out.exists() and "saved checkpoint step 10" in out.read_text(errors="replace"), 180,
+        await until(lambda: out.exists() and "saved checkpoint step 10" in out.read_text(errors="replace"), 180,
                      "the first checkpoint")
         node = (await slurm.job(job_id)).nodes[1 if kind is FaultKind.HANG else 2]
         inject(lab, job_id, node, kind, factor=3.0)
@@ -87,7 +76,7 @@ async def one_run(lab: Lab, audit: AuditTrail, slurm: Slurm, kind: FaultKind) ->
             rows = audit.query(job_id=job_id, event_types=[EventType.DETECTED])
             return rows[0] if rows else None
 
-        row = await _until(detected, 180, f"the {kind} incident")
+        row = await until(detected, 180, f"the {kind} incident")
         line = row.details.get("line", "")
         start = steps.last_step_at if kind is FaultKind.HANG else fired_at(lab, job_id, node)
         assert start is not None and node in line, line
