@@ -7,6 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from respawn.matcher import Matcher
+from respawn.runbook import Catalogue
 from respawn.sandbox import Lab, down, lab as make_lab, status, up
 
 
@@ -30,3 +32,14 @@ def sandbox(lab: Lab) -> Iterator[Lab]:
     finally:
         if not was_running:
             down(lab)
+
+
+@pytest.fixture(scope="session")
+def catalogue() -> Catalogue:
+    """The built-in runbooks."""
+    return Catalogue.load()
+
+
+@pytest.fixture(scope="session")
+def matcher(catalogue: Catalogue) -> Matcher:
+    return Matcher.from_catalogue(catalogue)

@@ -2,24 +2,12 @@ import pytest
 
 from respawn.attribute import attribute, classify_text
 from respawn.evidence import Evidence, LineSource, LogLine
-from respawn.matcher import Matcher
-from respawn.runbook import Catalogue
 from respawn.taxonomy import CauseLayer, FailureClass
 
 XID_79 = "NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=python, GPU has fallen off the bus."
 TIMEOUT = ("[rank{r}]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog caught collective "
            "operation timeout: WorkNCCL(SeqNum=88, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600231 "
            "milliseconds before timing out.")
-
-
-@pytest.fixture(scope="module")
-def catalogue() -> Catalogue:
-    return Catalogue.load()
-
-
-@pytest.fixture(scope="module")
-def matcher(catalogue: Catalogue) -> Matcher:
-    return Matcher.from_catalogue(catalogue)
 
 
 def evidence(*texts: str, kernel: dict[str, list[str]] | None = None, **fields) -> Evidence:

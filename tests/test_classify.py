@@ -1,15 +1,9 @@
 import io
 import json
 
-import pytest
 
 from respawn.classify import run
 from respawn.runbook import Catalogue
-
-
-@pytest.fixture(scope="module")
-def catalogue() -> Catalogue:
-    return Catalogue.load()
 
 
 def classify(catalogue: Catalogue, *lines: str) -> tuple[int, list[dict]]:

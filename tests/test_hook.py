@@ -112,16 +112,6 @@ def service() -> Iterator[Service]:
     s.close()
 
 
-@pytest.fixture(scope="module")
-def catalogue() -> Catalogue:
-    return Catalogue.load()
-
-
-@pytest.fixture(scope="module")
-def matcher(catalogue: Catalogue) -> Matcher:
-    return Matcher.from_catalogue(catalogue)
-
-
 def evidence(kernel: dict[str, list[str]] | None = None) -> Evidence:
     """Rank 1 times out in a collective; the kernel logs say what the job's output cannot."""
     lines = [LogLine(text="[rank0]: step 40 loss 0.91", rank=0, node="node1", seq=0),

@@ -8,16 +8,6 @@ from respawn.runbook import Catalogue
 from respawn.taxonomy import FailureClass
 
 
-@pytest.fixture(scope="module")
-def catalogue() -> Catalogue:
-    return Catalogue.load()
-
-
-@pytest.fixture(scope="module")
-def matcher(catalogue: Catalogue) -> Matcher:
-    return Matcher.from_catalogue(catalogue)
-
-
 # (line, the pattern that must decide it). Written for these tests in the shapes
 # the real software prints, with made-up hosts, numbers and paths.
 FAILURES = [

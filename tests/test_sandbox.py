@@ -7,11 +7,11 @@ import asyncio
 import os
 import subprocess
 import time
-from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import pytest
 
+from respawn.polling import until
 from respawn.sandbox import Lab, down, kill_node, procs, start_node, status, up
 from respawn.scheduler import JobInfo, LocalTransport, Slurm
 
@@ -19,15 +19,6 @@ T = TypeVar("T")
 FINAL = {"COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL", "TIMEOUT", "OUT_OF_MEMORY"}
 
 
-async def until(probe: Callable[[], Awaitable[T | None]], timeout: float, what: str) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = await probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what} (last: {value!r})")
-        await asyncio.sleep(0.1)
 
 
 def sbatch(lab: Lab, *args: str) -> int:

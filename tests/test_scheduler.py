@@ -1,6 +1,5 @@
 """The Slurm adapter against the real sandbox, over both transports."""
 
-import asyncio
 import subprocess
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -9,6 +8,7 @@ from typing import TypeVar
 
 import pytest
 
+from respawn.polling import until
 from respawn.sandbox import Lab, procs, start_slurmctld, stop_slurmctld
 from respawn.sandbox.lab import SSH_HOST, SSH_PORT, SSH_USER
 from respawn.scheduler import (
@@ -32,15 +32,6 @@ T = TypeVar("T")
 HOSTILE = """{"a": "b c"}; $(touch /tmp/pwned) `id` 'q' "dq" x=y"""
 
 
-async def until(probe: Callable[[], Awaitable[T | None]], timeout: float, what: str) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = await probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what} (last: {value!r})")
-        await asyncio.sleep(0.1)
 
 
 class Recording:
