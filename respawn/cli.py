@@ -39,7 +39,8 @@ def _parser() -> argparse.ArgumentParser:
         return c
 
     s = command("sandbox", _sandbox, "start, stop or inspect the local stack (Slurm, Temporal, sshd)")
-    s.add_argument("action", choices=["up", "down", "status"])
+    s.add_argument("action", choices=["up", "down", "status", "reset"],
+                   help="reset: cancel every job, resume every node, heal every simulated GPU")
     s.add_argument("--nodes", type=int, default=4)
 
     command("worker", _worker, "run the recovery worker (incident workflows and activities)", config=True)
@@ -114,6 +115,9 @@ def _sandbox(args: argparse.Namespace) -> int:
     elif args.action == "down":
         sandbox.down(lab)
         print("sandbox down")
+    elif args.action == "reset":
+        sandbox.reset(lab)
+        print(f"sandbox reset: {', '.join(lab.nodes)} idle, no jobs")
     else:
         for name, state in sandbox.status(lab).items():
             print(f"{name:16} {state}")

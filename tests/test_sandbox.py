@@ -12,13 +12,11 @@ from typing import TypeVar
 import pytest
 
 from respawn.polling import until
-from respawn.sandbox import Lab, down, kill_node, procs, start_node, status, up
+from respawn.sandbox import Lab, down, kill_node, procs, reset, start_node, status, up
 from respawn.scheduler import JobInfo, LocalTransport, Slurm
 
 T = TypeVar("T")
 FINAL = {"COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL", "TIMEOUT", "OUT_OF_MEMORY"}
-
-
 
 
 def sbatch(lab: Lab, *args: str) -> int:
@@ -61,14 +59,16 @@ def test_lab_layout(sandbox: Lab) -> None:
     assert sandbox.env()["SLURM_CONF"] == str(sandbox.slurm_conf)
 
 
-async def test_four_nodes_idle(slurm: Slurm) -> None:
-    async def idle() -> list[str] | None:
-        nodes = await slurm.nodes()
-        names = [n.name for n in nodes if n.state == "idle" and not n.flags]
-        return names if len(names) == 4 else None
+async def test_reset_leaves_four_idle_nodes(sandbox: Lab, slurm: Slurm) -> None:
+    job_id = sbatch(sandbox, "-w", "node1", "--wrap", "exec srun sleep 300")
+    await until(lambda: job_in(slurm, job_id, {"RUNNING"}), 30, f"job {job_id} to run")
+    await slurm.drain("node4", "left behind by an earlier test")
 
-    # Jobs left by earlier tests may still be finishing on some node.
-    assert await until(idle, 20, "four idle nodes") == ["node1", "node2", "node3", "node4"]
+    reset(sandbox)
+
+    nodes = await slurm.nodes()
+    assert [(n.name, n.state, n.flags) for n in nodes] == [(f"node{i}", "idle", []) for i in range(1, 5)]
+    assert (await slurm.job(job_id)).state == "CANCELLED"
 
 
 async def test_job_sees_its_node_as_hostname(sandbox: Lab, slurm: Slurm) -> None:

@@ -5,6 +5,7 @@ from respawn.sandbox.lab import Lab, lab
 from respawn.sandbox.stack import (
     down,
     kill_node,
+    reset,
     start_node,
     start_slurmctld,
     start_temporal,
@@ -19,6 +20,7 @@ __all__ = [
     "down",
     "kill_node",
     "lab",
+    "reset",
     "start_node",
     "start_slurmctld",
     "start_temporal",

@@ -228,6 +228,12 @@ def nodes_up(lab: Lab, nodes: list[str]) -> bool:
     return True
 
 
+def nodes_idle(lab: Lab) -> bool:
+    """Whether every node is idle with no flag (not drained, not responding, completing...)."""
+    states = node_states(lab)
+    return all(n in states and states[n].state == "idle" and not states[n].flags for n in lab.nodes)
+
+
 def _ping(lab: Lab) -> bool:
     result = procs.run(["scontrol", "ping"], env=lab.env(), timeout=15)
     return result.returncode == 0 and "is UP" in result.stdout
