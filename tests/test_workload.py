@@ -136,6 +136,12 @@ FAULT_LINES = {
         r"^\[rank1\]: Traceback \(most recent call last\):$",
         r"^\[rank1\]: RuntimeError: CUDA error: unspecified launch failure$",
     ],
+    # The same text as XID's, printed by the job alone.
+    FaultKind.FORGED_XID: [
+        r"^\[rank1\]: NVRM: Xid \(PCI:0000:3b:00\): 79, pid=(?P<pid>\d+), name=python\S*, "
+        r"GPU has fallen off the bus\.$",
+        r"^\[rank1\]: RuntimeError: CUDA error: unspecified launch failure$",
+    ],
     FaultKind.ECC: [
         r"^\[rank1\]: Traceback \(most recent call last\):$",
         r"^\[rank1\]: RuntimeError: CUDA error: uncorrectable ECC error encountered$",
@@ -194,6 +200,8 @@ def test_in_rank_fault_prints_real_failure_and_is_consumed(
         kernel = lines(local.kernel_dir / "node2.log")
         assert len(kernel) == 1
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT[\d:.]+[+-]\d\d:\d\d node2 kernel: \[ *\d+\.\d{6}\] " + KERNEL_LINE[kind].format(pid=pid) + ".*", kernel[0])
+    else:
+        assert not (local.kernel_dir / "node2.log").exists()  # nothing the node itself says
 
 
 def proc_state(pid: int) -> str:

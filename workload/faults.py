@@ -41,6 +41,9 @@ class FaultKind(StrEnum):
     HANG = "hang"  # SIGSTOP of the rank: no more progress, nothing printed
     SLOW = "slow"  # the rank's steps take `factor` times as long, its GPU throttled: a straggler
     XID_METRIC = "xid_metric"  # the node's GPU reports Xid 79 through DCGM; the job prints nothing
+    # A user's program printing an Xid 79 line and dying: the job's output looks like XID's,
+    # but the kernel log and the GPU metrics say nothing (any user can print "Xid 79").
+    FORGED_XID = "forged_xid"
 
 
 class FaultError(RuntimeError):

@@ -123,7 +123,7 @@ def fail_like_production(kind: str) -> NoReturn:
     """
     import torch.distributed as dist
 
-    if kind == "xid":
+    if kind in ("xid", "forged_xid"):  # forged: the same text, but no driver said it
         comm = Path("/proc/self/comm").read_text().strip()
         log(f"NVRM: Xid (PCI:{PCI_BUS}): 79, pid={os.getpid()}, name={comm}, GPU has fallen off the bus.")
         raise RuntimeError(CUDA_ERROR.format("unspecified launch failure"))
