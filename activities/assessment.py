@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 from temporalio import activity
 
 from respawn.attribute import attribute
-from respawn.audit import EventType
+from respawn.audit import AuditRow, EventType
 from respawn.decision import JobHistory, JobShape, PastIncident, decide
 from respawn.evidence import Evidence, LineSource
 from respawn.hook import consult
@@ -83,18 +83,26 @@ class AssessmentActivities:
         rows = self._s.audit.query(
             cluster=self._s.config.cluster, job_id=job_id, event_types=[EventType.DECIDED]
         )
-        earlier = {r.attempt: r for r in rows if r.attempt is not None and r.attempt < attempt}
-        return JobHistory(
-            restarts=attempt,  # Slurm's restart count is the attempt number
-            incidents=[
-                PastIncident(
-                    attempt=a,
-                    failure_class=FailureClass(r.failure_class),
-                    nodes=r.nodes,
-                    checkpoint_step=r.details.get("checkpoint_step"),
-                )
-                for a, r in sorted(earlier.items())
-                if r.failure_class
-            ],
-            excluded_nodes=excluded,
-        )
+        return JobHistory(restarts=attempt,  # Slurm's restart count is the attempt number
+                          incidents=past_incidents(rows, attempt), excluded_nodes=excluded)
+
+
+def past_incidents(decided: list[AuditRow], attempt: int) -> list[PastIncident]:
+    """One incident per earlier attempt: the one that ended it.
+
+    An attempt can have two incidents (a straggler recommendation, then a crash):
+    the one acted on ended the attempt, so it is the one that counts towards the
+    ladder and the checkpoint budget; between equals, the later one.
+    """
+    ended: dict[int, AuditRow] = {}
+    for row in decided:
+        if row.attempt is None or row.attempt >= attempt or not row.failure_class:
+            continue
+        best = ended.get(row.attempt)
+        if best is None or (bool(row.acted), row.id) > (bool(best.acted), best.id):
+            ended[row.attempt] = row
+    return [
+        PastIncident(attempt=a, failure_class=FailureClass(r.failure_class), nodes=r.nodes,
+                     checkpoint_step=r.details.get("checkpoint_step"))
+        for a, r in sorted(ended.items())
+    ]

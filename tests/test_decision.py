@@ -1,4 +1,6 @@
+from activities.assessment import past_incidents
 from respawn.attribution import Attribution
+from respawn.audit import AuditRow, EventType
 from respawn.config import Budgets
 from respawn.decision import JobHistory, JobShape, PastIncident, decide
 from respawn.runbook import Action, NodeRule, Runbook, Rung
@@ -103,3 +105,20 @@ def test_a_job_cannot_blame_a_node_it_did_not_run_on():
 def test_systemic_failure_restarts_without_excluding():
     d = decide(hw(), HW, JobHistory(), BUDGETS, SHAPE, checkpoint_step=10, systemic=True)
     assert d.action is Action.RESTART and d.exclude == [] and "systemic" in d.reason
+
+
+def decided_row(row_id: int, attempt: int, failure_class: str, acted: bool, step: int) -> AuditRow:
+    return AuditRow(id=row_id, key=f"k{row_id}", event_type=EventType.DECIDED, cluster="c", job_id=1,
+                    attempt=attempt, failure_class=failure_class, nodes=["n2"], acted=acted,
+                    details={"checkpoint_step": step})
+
+
+def test_the_incident_that_ended_an_attempt_is_the_one_on_its_record():
+    # Attempt 0: a slowdown recommendation, then the crash that ended it.
+    rows = [decided_row(1, 0, "slowdown", False, 10), decided_row(2, 0, "gpu_hardware", True, 10),
+            # Attempt 1: the crash first, a late recommendation after it.
+            decided_row(3, 1, "gpu_hardware", True, 20), decided_row(4, 1, "slowdown", False, 20),
+            decided_row(5, 2, "gpu_hardware", True, 30)]  # the current attempt: not history yet
+    incidents = past_incidents(rows, attempt=2)
+    assert [(i.attempt, i.failure_class, i.checkpoint_step) for i in incidents] == [
+        (0, FailureClass.GPU_HARDWARE, 10), (1, FailureClass.GPU_HARDWARE, 20)]
