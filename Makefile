@@ -13,7 +13,7 @@ demo: setup
 
 # The full suite, as CI runs it; the sandbox is stopped whatever happens.
 test: setup
-	@status=0; $(VENV)/bin/pytest -q -p no:cacheprovider || status=$$?; \
+	@status=0; $(VENV)/bin/pytest -q -p no:cacheprovider --durations=15 || status=$$?; \
 	  $(RESPAWN) sandbox down >/dev/null 2>&1 || true; exit $$status
 
 # Skips the slowest end-to-end cases (they still run in CI).

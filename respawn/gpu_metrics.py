@@ -3,7 +3,11 @@
 DCGM-exporter's series (labelled `Hostname` and `gpu`) are read two ways:
 
 - by the detector, `XidWatch`: a GPU's `DCGM_FI_DEV_XID_ERRORS` (the last Xid
-  it raised) changing is news, like a fatal line in its node's kernel log;
+  it raised) changing is news, like a fatal line in its node's kernel log.
+  The gauge holds a code, not a count: the same Xid raised again leaves it
+  unchanged, and DCGM-exporter publishes no time for it. A repeat is seen in
+  the kernel log (one line per Xid), which is why that log is read as well;
+
 - by evidence gathering, `GpuMetrics.corroborate`: the Xids that changed on the
   job's nodes during the attempt back a hardware attribution, and the clocks of
   the nodes a straggler finding names tell whether they are throttled.
