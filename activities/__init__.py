@@ -7,6 +7,7 @@ records twice.
 
 from collections.abc import Callable
 
+from activities.advice import AdviceActivities
 from activities.assessment import AssessmentActivities
 from activities.audit import AuditActivities
 from activities.evidence import EvidenceActivities
@@ -21,6 +22,7 @@ def all_activities(services: Services) -> list[Callable]:
     scheduler = SchedulerActivities(services)
     follow = FollowActivities(services)
     audit = AuditActivities(services)
+    advice = AdviceActivities(services)
     return [
         evidence.gather_evidence,
         assessment.assess,
@@ -31,4 +33,6 @@ def all_activities(services: Services) -> list[Callable]:
         follow.await_next_attempt,
         follow.await_progress,
         audit.record_event,
+        advice.publish_advice,
+        advice.await_reconciliation,
     ]

@@ -1,5 +1,6 @@
 from temporalio import activity
 
+from respawn import metrics
 from respawn.audit import AuditEvent
 from respawn.services import Services
 
@@ -10,4 +11,7 @@ class AuditActivities:
 
     @activity.defn(name="record_event")
     async def record_event(self, event: AuditEvent) -> bool:
-        return self._audit.record(event)
+        new = self._audit.record(event)
+        if new:
+            metrics.recorded(event, self._audit)
+        return new

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from temporalio import activity
 
+from respawn import metrics
 from respawn.audit import EventType, incident_event
 from respawn.incident import AttemptStarted, FollowRequest, Resumed
 from respawn.joblog import read_lines
@@ -64,5 +65,7 @@ class FollowActivities:
         return None
 
     def _record(self, req: FollowRequest, event: EventType, attempt: int, nodes: list[str], details: dict) -> None:
-        self._s.audit.record(incident_event(event, incident_id=req.incident_id, cluster=req.cluster,
-                                            job_id=req.job_id, attempt=attempt, nodes=nodes, details=details))
+        row = incident_event(event, incident_id=req.incident_id, cluster=req.cluster, job_id=req.job_id,
+                             attempt=attempt, nodes=nodes, details=details)
+        if self._s.audit.record(row):
+            metrics.recorded(row, self._s.audit)

@@ -7,6 +7,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.errors import as_activity_error
+from respawn import metrics
 from respawn.audit import EventType, incident_event
 from respawn.incident import ActionRequest, ActionResult
 from respawn.scheduler.errors import JobPending, SchedulerError
@@ -55,6 +56,8 @@ class SchedulerActivities:
             if sorted(job.excluded_nodes) == sorted(req.exclude):
                 return ActionResult(done=False, detail="exclusions already in place")
             await self._s.slurm.set_excluded_nodes(req.job_id, req.exclude)
+            # Counted where it changes: a retry finds the exclusions in place and counts nothing.
+            metrics.EXCLUSIONS.inc(len(set(req.exclude) - set(job.excluded_nodes)))
             return ActionResult(done=True, detail=f"excluded {','.join(req.exclude) or 'none'}")
 
         return await self._run(req, EventType.EXCLUDED, "update_excluded_nodes", act)
@@ -84,6 +87,7 @@ class SchedulerActivities:
                 if "DRAIN" in {f.upper() for f in node.flags} or node.state.lower().startswith("drain"):
                     continue
                 await self._s.slurm.drain(name, f"respawn {req.incident_id}: {req.reason}")
+                metrics.DRAINS.inc()  # a retry finds the node drained and counts nothing
                 drained.append(name)
             return ActionResult(done=bool(drained), detail=f"drained {','.join(drained) or 'none (already)'}")
 
@@ -102,11 +106,13 @@ class SchedulerActivities:
             raise as_activity_error(exc) from exc
         finally:
             heartbeat.cancel()
-        self._s.audit.record(incident_event(
+        row = incident_event(
             event, incident_id=req.incident_id, cluster=req.cluster, job_id=req.job_id, attempt=req.attempt,
             nodes=nodes if nodes is not None else req.exclude if event is EventType.EXCLUDED else [],
             action=action, acted=True,
-            details={"changed": result.done, "detail": result.detail, "reason": req.reason}))
+            details={"changed": result.done, "detail": result.detail, "reason": req.reason})
+        if self._s.audit.record(row):
+            metrics.recorded(row, self._s.audit)
         return result
 
 

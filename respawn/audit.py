@@ -34,6 +34,8 @@ class EventType(StrEnum):
     DRAINED = "drained"
     SYSTEMIC = "systemic"  # the circuit breaker opened: too many nodes at once
     WATCHDOG_RELEASED = "watchdog_released"  # a hold that outlived its timeout, released unchanged
+    ADVISED = "advised"  # advisor transport: advice published for the cluster's controller (respawn/advice.py)
+    RECONCILED = "reconciled"  # advisor transport: a controller converged or abandoned it (or none did in time)
 
 
 class AuditEvent(BaseModel):

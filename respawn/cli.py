@@ -6,6 +6,10 @@ import json
 import logging
 import os
 import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from respawn.config import ConfigError, load_config, ClusterConfig
@@ -42,9 +46,20 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("action", choices=["up", "down", "status", "reset"],
                    help="reset: cancel every job, resume every node, heal every simulated GPU")
     s.add_argument("--nodes", type=int, default=4)
+    s.add_argument("--json", action="store_true", help="with status: as JSON")
+    s.add_argument("--backend", choices=["slurmd", "containers"], default="slurmd",
+                   help="slurmd (default): every node a slurmd on this host; containers: every node its own "
+                        "container, through Podman or Docker (docs/containers.md)")
 
     command("worker", _worker, "run the recovery worker (incident workflows and activities)", config=True)
     command("detector", _detector, "run the detector for one cluster", config=True)
+    command("serve", _serve, "run the HTTP server (Advisor API, console)", config=True)
+    c = command("controller", _controller, "reference controller: apply the Advisor API's advice to Slurm",
+                config=True)
+    c.add_argument("--server", required=True, help="the Respawn server, e.g. http://127.0.0.1:8080")
+    c.add_argument("--token", default=os.environ.get("RESPAWN_TOKEN"),
+                   help="a bearer token with read and write scopes (default: $RESPAWN_TOKEN)")
+    c.add_argument("--interval", type=float, default=1.0, help="seconds between polls")
 
     c = command("incidents", _incidents, "list incidents from the audit trail", config=True)
     c.add_argument("--job", type=int)
@@ -59,6 +74,11 @@ def _parser() -> argparse.ArgumentParser:
 
     c = command("jobs", _jobs, "list the jobs the detector has seen: enrolled or not, and why", config=True)
     c.add_argument("--json", action="store_true")
+
+    c = command("status", _status, "check that Temporal, Slurm, Prometheus and the detector answer;"
+                " show the detector's lag and the open incidents (exit 1: something required is down)", config=True)
+    c.add_argument("--json", action="store_true")
+    c.add_argument("--timeout", type=float, default=3.0, help="seconds each check may take (default 3)")
 
     c = command("override", _override, "take over a job's open incident by hand", config=True)
     c.add_argument("job", type=int)
@@ -104,23 +124,62 @@ def _sandbox(args: argparse.Namespace) -> int:
     from respawn.config import Transport
     from respawn.labconfig import write_lab_config
 
+    if args.backend == "containers":
+        return _container_sandbox(args)
     lab = sandbox.lab()
     if args.action == "up":
-        sandbox.up(lab, nodes=args.nodes)
+        with _waiting("sandbox up", lambda: [n for n, s in sandbox.status(lab).items() if s != "running"]):
+            sandbox.up(lab, nodes=args.nodes)
         for transport in Transport:
             write_lab_config(lab, transport)
         print(f"sandbox up in {lab.root}: Slurm ({', '.join(lab.nodes)}), Temporal {lab.temporal_address}"
               f" (Web UI http://127.0.0.1:8233), sshd 127.0.0.1:22022")
         print(f"export SLURM_CONF={lab.slurm_conf} RESPAWN_CONFIG={lab.root / 'respawn.yaml'}")
     elif args.action == "down":
+        print("sandbox down: stopping every component and job...", file=sys.stderr, flush=True)
         sandbox.down(lab)
         print("sandbox down")
     elif args.action == "reset":
+        print("sandbox reset: cancelling every job, resuming every node...", file=sys.stderr, flush=True)
         sandbox.reset(lab)
         print(f"sandbox reset: {', '.join(lab.nodes)} idle, no jobs")
+    elif args.json:
+        _json(sandbox.status(lab))
     else:
-        for name, state in sandbox.status(lab).items():
-            print(f"{name:16} {state}")
+        _table([{"component": name, "state": state} for name, state in sandbox.status(lab).items()],
+               ["component", "state"])
+    return 0
+
+
+def _container_sandbox(args: argparse.Namespace) -> int:
+    from respawn.config import Transport
+    from respawn.labconfig import write_lab_config
+    from respawn.sandbox import containers
+    from respawn.sandbox.containers import engine, lab as ports
+
+    lab = containers.container_lab()
+    try:
+        if args.action == "up":
+            containers.up(lab, nodes=args.nodes)
+            for transport in Transport:
+                write_lab_config(lab, transport)
+            print(f"container sandbox up in {lab.root}: Slurm ({', '.join(lab.nodes)}), one container each;"
+                  f" slurmctld {ports.HOST}:{ports.SLURMCTLD_PORT}, sshd {ports.HOST}:{ports.SSH_PORT},"
+                  f" Temporal {lab.temporal_address} (Web UI http://{ports.HOST}:{ports.TEMPORAL_UI_PORT})")
+            print(f"export SLURM_CONF={lab.slurm_conf} RESPAWN_CONFIG={lab.root / 'respawn.yaml'}")
+        elif args.action == "down":
+            containers.down(lab)
+            print("container sandbox down")
+        elif args.action == "reset":
+            containers.reset(lab)
+            print(f"container sandbox reset: {', '.join(lab.nodes)} idle, no jobs")
+        elif args.json:
+            _json(containers.status(lab))
+        else:
+            _table([{"component": n, "state": s} for n, s in containers.status(lab).items()], ["component", "state"])
+    except engine.EngineError as exc:
+        print(f"respawn sandbox: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -138,12 +197,39 @@ def _detector(args: argparse.Namespace) -> int:
     return 0
 
 
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from respawn.server.app import create_app
+
+    config = _config(args)
+    uvicorn.run(create_app(config), host=config.server.host, port=config.server.port,
+                log_level=os.environ.get("RESPAWN_LOG", "INFO").lower())
+    return 0
+
+
+def _controller(args: argparse.Namespace) -> int:
+    from respawn.controller import run_controller
+    from workers.signals import stop_on_signals
+
+    if not args.token:
+        print("respawn controller: give --token or set RESPAWN_TOKEN", file=sys.stderr)
+        return 2
+    config = _config(args)
+
+    async def run() -> None:
+        await run_controller(config, args.server, args.token, args.interval, stop_on_signals())
+
+    asyncio.run(run())
+    return 0
+
+
 def _incidents(args: argparse.Namespace) -> int:
     from respawn.report import incidents
 
     rows = incidents(_config(args), job_id=args.job)
     if args.json:
-        print(json.dumps(rows, indent=2, default=str))
+        _json(rows)
         return 0
     _table(rows, ["incident_id", "opened", "failure_class", "nodes", "action", "acted", "phase", "reason"])
     return 0
@@ -161,7 +247,7 @@ def _audit(args: argparse.Namespace) -> int:
     rows = AuditTrail(config.audit_db).query(cluster=config.cluster, job_id=args.job, event_types=types,
                                               after_id=args.after, limit=args.limit)
     if args.json:
-        print(json.dumps([r.model_dump(mode="json") for r in rows], indent=2))
+        _json([r.model_dump(mode="json") for r in rows])
         return 0
     _table([{"id": r.id, "at": r.at.strftime("%H:%M:%S.%f")[:-3], "job": r.job_id, "attempt": r.attempt,
              "event": r.event_type.value, "class": r.failure_class, "pattern": r.pattern,
@@ -177,10 +263,29 @@ def _jobs(args: argparse.Namespace) -> int:
 
     rows = jobs(_config(args))
     if args.json:
-        print(json.dumps(rows, indent=2, default=str))
+        _json(rows)
         return 0
     _table(rows, ["job_id", "enrolled", "environment", "mode", "reason"])
     return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    from respawn.status import report
+
+    if args.timeout <= 0:
+        print("respawn status: --timeout must be positive", file=sys.stderr)
+        return 2
+    result = asyncio.run(report(_config(args), args.timeout))
+    if args.json:
+        _json(result)
+    else:
+        said = {True: "ok", None: "-"}
+        _table([{**c, "status": said.get(c["ok"], "DOWN" if c["required"] else "down (optional)")}
+                for c in result["checks"]], ["name", "status", "target", "detail"])
+        print(f"\nopen incidents: {len(result['open_incidents'])}")
+        if result["open_incidents"]:
+            _table(result["open_incidents"], ["incident_id", "opened", "failure_class", "nodes", "action"])
+    _leave(0 if result["ok"] else 1)
 
 
 def _override(args: argparse.Namespace) -> int:
@@ -207,9 +312,17 @@ def _override(args: argparse.Namespace) -> int:
     except OverrideError as exc:
         print(f"respawn override: {exc}", file=sys.stderr)
         rc = 1
-    # The Temporal client's native threads can call into Python while the
-    # interpreter finalises and abort it (PyGILState_Release): with everything
-    # said and flushed, leave without finalising.
+    _leave(rc)
+
+
+def _leave(rc: int) -> None:
+    """Exit after a command that used a Temporal client.
+
+    The client's native threads can call into Python while the interpreter
+    finalises and abort it (PyGILState_Release; a known, open upstream bug:
+    temporalio/sdk-python#300): with everything said and flushed, leave
+    without finalising.
+    """
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(rc)
@@ -254,6 +367,37 @@ def _config_check(args: argparse.Namespace) -> int:
     config = load_config(args.path)
     print(f"{args.path}: ok (cluster {config.cluster}, {len(config.environments)} environments)")
     return 0
+
+
+def _json(data) -> None:
+    """What a listing command prints for scripts, with --json."""
+    print(json.dumps(data, indent=2, default=str))
+
+
+@contextmanager
+def _waiting(what: str, pending: Callable[[], list[str]]) -> Iterator[None]:
+    """While the block runs, say on stderr which parts it still waits for, whenever that changes."""
+    done, began = threading.Event(), time.monotonic()
+
+    def watch() -> None:
+        said = None
+        while not done.wait(0.5):
+            try:
+                waiting = pending()
+            except OSError:  # the parts are being set up: ask again next time
+                continue
+            if waiting != said:
+                news = f"waiting for {', '.join(waiting)}" if waiting else "all started, waiting until they answer"
+                print(f"{what}: {news} ({time.monotonic() - began:.0f} s)", file=sys.stderr, flush=True)
+                said = waiting
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join()
 
 
 def _table(rows: list[dict], columns: list[str]) -> None:

@@ -7,6 +7,7 @@ problem, because this is read by people at 3 a.m.
 from enum import StrEnum
 from pathlib import Path
 from typing import Literal
+from urllib.parse import quote
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -33,6 +34,9 @@ class Mode(StrEnum):
 class Transport(StrEnum):
     LOCAL = "local"
     SSH = "ssh"
+    # Respawn reads Slurm (local commands) but never changes it: incidents publish
+    # advice and the cluster's controller carries it out (docs/advisor-api.md).
+    ADVISOR = "advisor"
 
 
 class _Strict(BaseModel):
@@ -54,6 +58,8 @@ class SchedulerSettings(_Strict):
     # Where squeue/scontrol/sinfo live when they are not on PATH (e.g. /opt/slurm/bin).
     slurm_bin_dir: Path | None = None
     command_timeout_s: float = Field(default=20.0, gt=0)
+    # advisor transport: how long an incident waits for a controller to reconcile its advice.
+    reconcile_timeout_s: float = Field(default=300.0, gt=0)
 
     @model_validator(mode="after")
     def _ssh_needs_settings(self) -> "SchedulerSettings":
@@ -66,7 +72,13 @@ class TemporalSettings(_Strict):
     address: str = "127.0.0.1:7233"
     namespace: str = "default"
     task_queue: str | None = None  # default: respawn-<cluster>
-    ui_url: str = "http://127.0.0.1:8233"
+    # The Temporal Web UI, for links to incidents (the console puts them in pages: http(s) only).
+    ui_url: str = Field(default="http://127.0.0.1:8233", pattern=r"^https?://[^\s]+$")
+
+    def workflow_url(self, workflow_id: str) -> str:
+        """The Temporal Web UI's page of a workflow (an incident)."""
+        return f"{self.ui_url.rstrip('/')}/namespaces/{quote(self.namespace, safe='')}/workflows/" \
+               f"{quote(workflow_id, safe='')}"
 
 
 class Approval(_Strict):
@@ -108,6 +120,19 @@ class Budgets(_Strict):
     systemic_window_s: float = Field(default=900.0, gt=0)
 
 
+class Listen(_Strict):
+    host: str = "127.0.0.1"
+    port: int = Field(ge=1, le=65535)
+
+
+class TelemetrySettings(_Strict):
+    # Where each Respawn process serves its own metrics for Prometheus (/metrics,
+    # docs/metrics.md); a process without an address serves none. Not to be
+    # confused with `metrics`, the Prometheus Respawn queries for GPU metrics.
+    detector: Listen | None = None
+    worker: Listen | None = None  # one worker per host, or one config per worker: the port is its own
+
+
 class WatchdogSettings(_Strict):
     # A job Respawn holds is released unchanged, to normal scheduling, when no
     # decision released it within this time (worker down, attribution stuck,
@@ -131,6 +156,49 @@ class DetectorSettings(_Strict):
     progress: ProgressSettings = Field(default_factory=ProgressSettings)
 
 
+class ApiToken(_Strict):
+    """A bearer token of the Respawn server: who holds it and what it may do."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")  # logged; the token never is
+    # The secret itself, or a file holding it (so the YAML need not); exactly one.
+    token: str | None = Field(default=None, min_length=16, max_length=512)
+    token_file: Path | None = None
+    scopes: list[Literal["read", "write"]] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _one_secret(self) -> "ApiToken":
+        if (self.token is None) == (self.token_file is None):
+            raise ValueError("give exactly one of 'token' and 'token_file'")
+        return self
+
+    def secret(self) -> str:
+        """The token, read from its file when it has one (stripped of the trailing newline)."""
+        if self.token is not None:
+            return self.token
+        try:
+            secret = self.token_file.read_text().strip()
+        except OSError as exc:
+            raise ConfigError(f"server token {self.name}: cannot read {self.token_file}: {exc.strerror}") from None
+        if len(secret) < 16:
+            raise ConfigError(f"server token {self.name}: {self.token_file} holds fewer than 16 characters")
+        return secret
+
+
+class ServerSettings(_Strict):
+    """The Respawn HTTP server (`respawn serve`): the Advisor API and the console."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=1, le=65535)
+    tokens: list[ApiToken] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> "ServerSettings":
+        names = [t.name for t in self.tokens]
+        if len(names) != len(set(names)):
+            raise ValueError("token names must be unique")
+        return self
+
+
 class ClusterConfig(_Strict):
     cluster: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
@@ -142,9 +210,12 @@ class ClusterConfig(_Strict):
     watchdog: WatchdogSettings = Field(default_factory=WatchdogSettings)
     # GPU metrics (DCGM through Prometheus): Xid detection and corroboration. None: logs only.
     metrics: MetricsSettings | None = None
+    # Respawn's own metrics, served by its processes (docs/metrics.md).
+    telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
     audit_db: Path
     runbooks: Path = DEFAULT_RUNBOOKS
     attribution_hook: AttributionHook | None = None  # optional second opinion (docs/attribution-hook.md)
+    server: ServerSettings = Field(default_factory=ServerSettings)
 
     @property
     def task_queue(self) -> str:

@@ -13,10 +13,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from respawn import sandbox
-from respawn.audit import AuditRow, AuditTrail, EventType
+from respawn.audit import AuditTrail, EventType
 from respawn.config import ClusterConfig, Transport, load_config
 from respawn.labconfig import write_lab_config
 from respawn.polling import until
+from respawn.report import describe
 from respawn.sandbox.lab import Lab
 from workload.faults import FaultKind, fired_at, inject
 from workload.submit import submit
@@ -41,14 +42,14 @@ def run_demo(*, as_json: bool, transport: str = "local", fault: str = "xid", nod
 
 
 class RespawnProcesses:
-    """A detector and a worker as child processes, stopped with SIGTERM on exit."""
+    """A worker, a detector and the HTTP server as child processes, stopped with SIGTERM on exit."""
 
     def __init__(self, lab: Lab, config_path: Path) -> None:
         self._lab, self._config = lab, config_path
         self._procs: list[subprocess.Popen] = []
 
     def __enter__(self) -> "RespawnProcesses":
-        for role in ("worker", "detector"):
+        for role in ("worker", "detector", "serve"):
             log = open(self._lab.log_dir / f"respawn-{role}.log", "ab")
             self._procs.append(subprocess.Popen(
                 [sys.executable, "-m", "respawn.cli", role, "--config", str(self._config)],
@@ -120,25 +121,13 @@ def _result(config: ClusterConfig, job_id: int, fault_at: float | None, final_st
         "final_state": final_state,
         "resumed_from_step": resumed.details.get("resumed_from") if resumed else None,
         "incident_id": incident,
-        "temporal_ui": f"{config.temporal.ui_url}/namespaces/{config.temporal.namespace}/workflows/{incident}"
-        if incident else None,
+        "temporal_ui": config.temporal.workflow_url(incident) if incident else None,
         "timeline": [
             {"at": r.at, "event": r.event_type.value, "nodes": r.nodes, "pattern": r.pattern,
-             "action": r.action, "detail": _detail(r)}
+             "action": r.action, "detail": describe(r)}
             for r in rows if r.event_type is not EventType.ENROLLED
         ],
     }
-
-
-def _detail(row: AuditRow) -> str:
-    d = row.details
-    if row.event_type is EventType.DETECTED:
-        return f"{d.get('kind')}: {d.get('line') or d.get('node') or ''}"[:100]
-    if row.event_type is EventType.RESUMED:
-        return f"step {d.get('step')}, resumed from checkpoint step {d.get('resumed_from')}"
-    if row.event_type in (EventType.JOB_COMPLETED, EventType.JOB_ENDED):
-        return str(d.get("state"))
-    return d.get("reason") or d.get("detail") or ""
 
 
 def _seconds(start: datetime | None, end: datetime | None) -> float | None:

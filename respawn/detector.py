@@ -14,6 +14,7 @@ is read like a fatal kernel-log line.
 
 import asyncio
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -23,14 +24,15 @@ from temporalio.common import SearchAttributePair, TypedSearchAttributes, Workfl
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
+from respawn import metrics
 from respawn.audit import AuditEvent, EventType
-from respawn.config import Mode
+from respawn.config import ClusterConfig, Mode, Transport
 from respawn.enrolment import Enrolment, NotEnrolled, enrol
 from respawn.evidence import claims_trust
 from respawn.gpu_metrics import GpuMetrics, XidWatch
 from respawn.incident import Detection, DetectionKind, IncidentInput, incident_id
-from respawn.joblog import read_lines
-from respawn.rhythm import Finding, Rhythm, placement, read_signals
+from respawn.joblog import logged_at, read_lines
+from respawn.rhythm import Finding, Rhythm, SignalKind, placement, read_signals
 from respawn.scheduler.errors import SchedulerError
 from respawn.scheduler.slurm import JobInfo, NodeInfo
 from respawn.services import Services
@@ -47,6 +49,17 @@ FAILED_STATES = {"FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "TIMEOUT", "BOOT_FAIL",
 
 # A job that ended longer than this before the detector started is history.
 _HISTORY = timedelta(seconds=60)
+# How long a hang or a slowdown had lasted when the rhythm reported it ("... for 16.2 s").
+_LASTED = re.compile(r" for (\d+(?:\.\d+)?) s\b")
+
+
+@dataclass(frozen=True)
+class _Fault:
+    """The failure a job is being recovered from, until its next attempt trains again."""
+
+    at: datetime
+    kind: DetectionKind
+    attempt: int
 
 
 @dataclass
@@ -63,6 +76,9 @@ class _Watch:
     sent: set[str] = field(default_factory=set)  # detections already signalled this attempt
     ended: bool = False  # the current attempt's end is handled
     rhythm: Rhythm | None = None  # its progress, for hangs and stragglers
+    stopped: dict[int, str] | None = None  # the node-side check's answer for the current stall
+    probe_wanted: bool = False  # the current stall awaits that answer
+    fault: _Fault | None = None  # what the job is recovering from (respawn_recovery_duration_seconds)
 
 
 class Detector:
@@ -75,8 +91,12 @@ class Detector:
         self._unsent: list[tuple[JobInfo, Enrolment, Detection]] = []  # not delivered yet: Temporal was down
         self._watchdog = Watchdog(services.config, services.slurm, services.audit)
         config = services.config
-        self._stopped = stopped_tasks(config.detector.progress, config.scheduler.slurm_conf)
+        self._stopped = stopped_tasks(config.detector.progress, services.slurm.transport, config.scheduler.slurm_conf)
         self._xids = XidWatch(GpuMetrics(config.metrics), config.metrics.poll_interval_s) if config.metrics else None
+        # Whatever was written after the last complete poll began is still unread: the lag grows
+        # while polls fail or stall.
+        self._caught_up = time.monotonic()
+        metrics.DETECTOR_LAG.set_function(lambda: time.monotonic() - self._caught_up)
 
     @property
     def watches(self) -> dict[int, _Watch]:
@@ -98,10 +118,11 @@ class Detector:
                 pass
 
     async def poll_once(self) -> list[Detection]:
+        began = time.monotonic()
         await self._resend()
         jobs, nodes = await asyncio.gather(self._s.slurm.jobs(), self._s.slurm.nodes())
         # First, so a hold outlives no timeout while signalling fails (Temporal down).
-        await self._watchdog.check(jobs)
+        metrics.WATCHDOG_RELEASES.inc(len(await self._watchdog.check(jobs)))
         unreachable = {n.name for n in nodes if _unreachable(n)}
         detections: list[Detection] = []
         kernel_hits = await asyncio.to_thread(self._scan_kernel_logs, nodes)
@@ -111,15 +132,23 @@ class Detector:
             if not isinstance(watch.enrolment, Enrolment):
                 continue
             found = await asyncio.to_thread(self._observe, job, watch, unreachable, kernel_hits, metric_hits)
+            if watch.probe_wanted and self._stopped is not None:
+                watch.probe_wanted = False
+                watch.stopped = await self._stopped.stopped(job.job_id, job.nodes)
             for detection in found:
                 await self._send(job, watch.enrolment, detection)
             detections += found
+        live = [self._jobs[j.job_id] for j in jobs if j.state not in FAILED_STATES | {"COMPLETED", "CANCELLED"}]
+        enrolled = sum(isinstance(w.enrolment, Enrolment) for w in live)
+        metrics.JOBS_MONITORED.labels(enrolled="true").set(enrolled)
+        metrics.JOBS_MONITORED.labels(enrolled="false").set(len(live) - enrolled)
+        self._caught_up = began
         return detections
 
     async def _send(self, job: JobInfo, enrolment: Enrolment, detection: Detection) -> None:
         """Signal a detection; while Temporal is unreachable, keep it for the next poll."""
         try:
-            await self._signal(job, enrolment, detection)
+            await signal_detection(self._client, self._s.config, enrolment, detection)
         except RPCError as exc:
             log.warning("Temporal unreachable, detection kept for the next poll: %s", exc.message)
             self._unsent.append((job, enrolment, detection))
@@ -181,10 +210,20 @@ class Detector:
         now = datetime.now(UTC)
         found: list[Detection] = []
 
-        def detect(key: str, kind: DetectionKind, **fields) -> None:
+        def written() -> datetime:
+            """When the job last wrote output: the time of a failure that carries none of its own."""
+            return min(now, _modified(path) or now)
+
+        def detect(key: str, kind: DetectionKind, occurred: datetime, **fields) -> None:
+            """`occurred`: when the failure happened, as well as the signal tells."""
             limit = self._s.config.detector.max_signals_per_attempt
             if key in watch.sent or len(watch.sent) >= limit:
                 return
+            slowdown = kind is DetectionKind.SLOWDOWN  # an incident of its own beside the attempt's
+            if not any(k.startswith("slowdown:") == slowdown for k in watch.sent):  # it opens its incident
+                metrics.DETECTION_LATENCY.labels(kind=metrics.kind(kind)).observe(metrics.seconds(occurred, now))
+                if not slowdown:
+                    watch.fault = _Fault(at=occurred, kind=kind, attempt=job.restart_count)
             watch.sent.add(key)
             found.append(Detection(kind=kind, at=now, job_id=job.job_id, attempt=job.restart_count,
                                    job_state=job.state, log_offset=watch.attempt_offset, **fields))
@@ -198,29 +237,35 @@ class Detector:
                 # It names a node this attempt does not run on: the previous
                 # attempt's srun reporting late, or text the job made up.
                 continue
-            detect(f"line:{hit.pattern}", DetectionKind.LOG_LINE, line=text[:2000], pattern=hit.pattern)
+            detect(f"line:{hit.pattern}", DetectionKind.LOG_LINE, logged_at(text) or written(), line=text[:2000],
+                   pattern=hit.pattern)
         for node in job.nodes if started else []:
             if node in unreachable:
-                detect(f"node:{node}", DetectionKind.NODE_DOWN, node=node)
+                # Slurm's own delay in noticing the node is not visible; the job went quiet when it died.
+                detect(f"node:{node}", DetectionKind.NODE_DOWN, written(), node=node)
             if node in kernel_hits and job.state == "RUNNING":
                 pattern, text = kernel_hits[node]
-                detect(f"kernel:{node}:{pattern}", DetectionKind.KERNEL, node=node, line=text, pattern=pattern)
+                detect(f"kernel:{node}:{pattern}", DetectionKind.KERNEL, logged_at(text) or now, node=node, line=text,
+                       pattern=pattern)
             if node in metric_hits and job.state == "RUNNING":
                 pattern, text = metric_hits[node]
-                detect(f"metrics:{node}:{pattern}", DetectionKind.METRICS, node=node, line=text, pattern=pattern)
+                detect(f"metrics:{node}:{pattern}", DetectionKind.METRICS, now, node=node, line=text,
+                       pattern=pattern)
         if started and job.state == "RUNNING":
             for finding in self._progress(job, watch, lines):
                 # What a finding means is the runbooks' to say (runbooks/hang.yaml, slowdown.yaml).
                 hit = self._s.matcher.failure(finding.line)
                 if hit is not None:
-                    detect(f"{finding.kind.value}:{finding.node}", DetectionKind(finding.kind.value),
+                    lasted = _LASTED.search(finding.line)
+                    began = now - timedelta(seconds=float(lasted.group(1))) if lasted else now
+                    detect(f"{finding.kind.value}:{finding.node}", DetectionKind(finding.kind.value), began,
                            line=finding.line, node=finding.node, pattern=hit.pattern)
         # Right after a requeue Slurm can show the new restart count with a
         # FAILED state left by the old attempt's batch script: only an attempt
         # seen running (or the first one we see) can end.
         if job.state in FAILED_STATES and (started or not watch.requeued):
             watch.ended = True
-            detect(f"ended:{job.state}", DetectionKind.JOB_ENDED,
+            detect(f"ended:{job.state}", DetectionKind.JOB_ENDED, job.end_time or written(),
                    line=f"slurm: job {job.job_id} attempt {job.restart_count} ended {job.state}"
                         f" reason={job.state_reason} exit_code={job.exit_code}")
         elif job.state in ("COMPLETED", "CANCELLED"):
@@ -238,14 +283,26 @@ class Detector:
         if rhythm.attempt != job.restart_count:
             rhythm.new_attempt(job.restart_count)
         now = time.monotonic()
-        rhythm.observe(now, read_signals(self._s.progress, lines))
+        signals = read_signals(self._s.progress, lines)
+        fault = watch.fault
+        if fault is not None and job.restart_count > fault.attempt and any(s.kind is SignalKind.STEP for s in signals):
+            # A later attempt trains again: the job has recovered from the fault.
+            metrics.RECOVERY_DURATION.labels(kind=metrics.kind(fault.kind)).observe(
+                metrics.seconds(fault.at, datetime.now(UTC)))
+            watch.fault = None
+        rhythm.observe(now, signals)
         where = placement(job.nodes, rhythm.world)
         findings = rhythm.slowdowns(now, where)  # every poll: it keeps time of how long a rank has been slow
         stall = rhythm.stall(now)
-        if stall is not None and not any(key.startswith("hang:") for key in watch.sent):
-            # Only now, once per attempt: the node-side check reads every process.
-            stopped = self._stopped.stopped(job.job_id) if self._stopped is not None else {}
-            findings += stall.findings(where, {r: n for r, n in stopped.items() if n in job.nodes})
+        if stall is None:
+            watch.stopped = None  # a later stall is asked about afresh
+        elif not any(key.startswith("hang:") for key in watch.sent):
+            if self._stopped is not None and watch.stopped is None:
+                # Asked once per stall, after this poll (the node-side check reads
+                # every process); the hang is reported with the answer, one poll on.
+                watch.probe_wanted = True
+            else:
+                findings += stall.findings(where, watch.stopped or {})
         return findings
 
     async def _metric_hits(self) -> dict[str, tuple[str, str]]:
@@ -275,37 +332,53 @@ class Detector:
                     hits[node.name] = (hit.pattern, text[:2000])
         return hits
 
-    async def _signal(self, job: JobInfo, enrolment: Enrolment, detection: Detection) -> None:
-        config = self._s.config
-        iid = incident_id(config.cluster, job.job_id, detection.attempt, detection.kind)
-        mode = enrolment.mode
-        if detection.kind is DetectionKind.SLOWDOWN and not config.detector.progress.act_on_stragglers:
-            mode = Mode.OBSERVE  # a straggler slows the job without stopping it: recommend only, unless told
-        start = IncidentInput(
-            cluster=config.cluster, job_id=job.job_id, attempt=detection.attempt,
-            environment=enrolment.environment, mode=mode,
-            settle_s=config.detector.settle_s, cascade_wait_s=config.detector.cascade_wait_s,
-            follow_timeout_s=config.detector.follow_timeout_s,
-            approval=config.environments[enrolment.environment].approval,
+async def signal_detection(client: Client, config: ClusterConfig, enrolment: Enrolment, detection: Detection) -> bool:
+    """Start the attempt's incident with this detection, or signal it when it runs.
+
+    The one way a detection reaches an incident: the detector's and the Advisor
+    API's (external detectors). False when the attempt's incident has closed: it
+    is not reopened. Raises RPCError while Temporal is unreachable.
+    """
+    iid = incident_id(config.cluster, detection.job_id, detection.attempt, detection.kind)
+    mode = enrolment.mode
+    if detection.kind is DetectionKind.SLOWDOWN and not config.detector.progress.act_on_stragglers:
+        mode = Mode.OBSERVE  # a straggler slows the job without stopping it: recommend only, unless told
+    advisor = config.scheduler.transport is Transport.ADVISOR
+    start = IncidentInput(
+        cluster=config.cluster, job_id=detection.job_id, attempt=detection.attempt,
+        environment=enrolment.environment, mode=mode,
+        settle_s=config.detector.settle_s, cascade_wait_s=config.detector.cascade_wait_s,
+        follow_timeout_s=config.detector.follow_timeout_s,
+        approval=config.environments[enrolment.environment].approval,
+        reconcile_timeout_s=config.scheduler.reconcile_timeout_s if advisor else None,
+    )
+    try:
+        await client.start_workflow(
+            "Incident", start, id=iid, task_queue=config.task_queue,
+            start_signal="detect", start_signal_args=[detection],
+            # One incident per attempt: a closed incident is not reopened by a
+            # late detection (only a crashed one may be retried).
+            id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+            # Findable by job from the first moment (the Web UI, `respawn override`).
+            search_attributes=TypedSearchAttributes([
+                SearchAttributePair(JOB_ID, str(detection.job_id)), SearchAttributePair(CLUSTER, config.cluster)]),
         )
-        try:
-            await self._client.start_workflow(
-                "Incident", start, id=iid, task_queue=config.task_queue,
-                start_signal="detect", start_signal_args=[detection],
-                # One incident per attempt: a closed incident is not reopened by a
-                # late detection (only a crashed one may be retried).
-                id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
-                # Findable by job from the first moment (the Web UI, `respawn override`).
-                search_attributes=TypedSearchAttributes([
-                    SearchAttributePair(JOB_ID, str(job.job_id)), SearchAttributePair(CLUSTER, config.cluster)]),
-            )
-            log.info("detection %s for %s: %s", detection.kind.value, iid, detection.pattern or detection.node or "")
-        except WorkflowAlreadyStartedError:
-            log.debug("incident %s already closed; %s not signalled", iid, detection.kind.value)
+        log.info("detection %s for %s: %s", detection.kind.value, iid, detection.pattern or detection.node or "")
+        return True
+    except WorkflowAlreadyStartedError:
+        log.debug("incident %s already closed; %s not signalled", iid, detection.kind.value)
+        return False
 
 
 def _unreachable(node: NodeInfo) -> bool:
     return node.state.lower().startswith("down") or "not_responding" in {f.lower() for f in node.flags}
+
+
+def _modified(path) -> datetime | None:
+    try:
+        return datetime.fromtimestamp(path.stat().st_mtime, UTC)
+    except FileNotFoundError:
+        return None
 
 
 def _size(path) -> int:

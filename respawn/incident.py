@@ -48,6 +48,9 @@ class IncidentInput(BaseModel):
     cascade_wait_s: float
     follow_timeout_s: float
     approval: Approval | None = None  # the environment wants an operator's word before acting
+    # advisor transport: publish advice and wait this long for a controller's
+    # reconciliation instead of acting on Slurm. None: act on Slurm directly.
+    reconcile_timeout_s: float | None = None
 
 
 class OverrideAction(StrEnum):

@@ -6,12 +6,19 @@ import yaml
 
 from respawn.config import ClusterConfig, Transport
 from respawn.sandbox import prometheus
+from respawn.sandbox.containers.lab import ContainerLab
 from respawn.sandbox.lab import Lab
 
 SSH_PORT = 22022
+SERVER_PORT = prometheus.RESPAWN_PORTS["server"]  # the sandbox's Prometheus scrapes its /metrics
+# The sandbox server's bearer tokens. Sandbox only: fixed and public, never for a real cluster.
+READ_TOKEN = "sandbox-read-token-not-a-secret"
+WRITE_TOKEN = "sandbox-write-token-not-a-secret"
 
 
 def lab_config(lab: Lab, transport: Transport = Transport.LOCAL) -> ClusterConfig:
+    if isinstance(lab, ContainerLab):
+        return container_lab_config(lab, transport)
     scheduler: dict = {"transport": transport.value, "slurm_conf": str(lab.slurm_conf)}
     if transport is Transport.SSH:
         scheduler["ssh"] = {
@@ -42,9 +49,15 @@ def lab_config(lab: Lab, transport: Transport = Transport.LOCAL) -> ClusterConfi
         # The detector shares the nodes' /proc here, so it can see a stopped rank.
         "detector": {"progress": {
             "hang_factor": 4, "hang_floor_s": 15, "startup_s": 120, "checkpoint_s": 40,
-            "sustain_s": 10, "recent": 6, "stopped_task_check": "local_proc",
+            "sustain_s": 10, "recent": 6, "stopped_task_check": "slurm_step",
         }},
         "metrics": {"prometheus_url": prometheus.URL, "timeout_s": 2, "poll_interval_s": 1},
+        # Respawn's own metrics, where the sandbox's Prometheus scrapes them.
+        "telemetry": {role: {"port": prometheus.RESPAWN_PORTS[role]} for role in ("detector", "worker")},
+        "server": {"port": SERVER_PORT, "tokens": [
+            {"name": "sandbox-reader", "token": READ_TOKEN, "scopes": ["read"]},
+            {"name": "sandbox-writer", "token": WRITE_TOKEN, "scopes": ["read", "write"]},
+        ]},
     })
 
 
@@ -53,3 +66,21 @@ def write_lab_config(lab: Lab, transport: Transport = Transport.LOCAL) -> Path:
     config = lab_config(lab, transport)
     path.write_text(yaml.safe_dump(config.model_dump(mode="json", exclude_defaults=True), sort_keys=False))
     return path
+
+
+def container_lab_config(lab: ContainerLab, transport: Transport = Transport.LOCAL) -> ClusterConfig:
+    """The container lab's: the sandbox's settings, with Respawn outside the cluster as in
+    production (no view of the nodes' processes), on the container lab's own ports, and
+    without what the container lab does not run (Prometheus, simulated DCGM) or what would
+    take the multi-slurmd sandbox's host ports (telemetry, server)."""
+    from respawn.sandbox.containers import lab as ports
+
+    data = lab_config(Lab(root=lab.root), transport).model_dump(mode="json", exclude_defaults=True)
+    data["cluster"] = "containers"
+    data["temporal"] = {"address": lab.temporal_address, "ui_url": f"http://{ports.HOST}:{ports.TEMPORAL_UI_PORT}"}
+    if transport is Transport.SSH:
+        data["scheduler"]["ssh"] |= {"host": ports.HOST, "port": ports.SSH_PORT}
+    for absent in ("metrics", "telemetry", "server"):
+        data.pop(absent, None)
+    data["detector"]["progress"]["stopped_task_check"] = "none"
+    return ClusterConfig.model_validate(data)

@@ -14,9 +14,15 @@ class OverrideError(RuntimeError):
 
 async def send_override(config: ClusterConfig, job_id: int, override: Override,
                         incident: str | None = None) -> str:
-    client = await connect_temporal(config)
-    if incident is None:
-        incident = await _open_incident(client, config, job_id)
+    try:
+        client = await connect_temporal(config)
+        if incident is None:
+            incident = await _open_incident(client, config, job_id)
+    except OverrideError:
+        raise
+    except (RuntimeError, RPCError) as err:  # connect fails with a RuntimeError, a lost server with an RPCError
+        raise OverrideError(f"cannot reach Temporal at {config.temporal.address}: "
+                            f"{getattr(err, 'message', err)}") from None
     handle = client.get_workflow_handle(incident)
     try:
         return await handle.execute_update("apply_override", override)

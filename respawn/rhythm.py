@@ -37,6 +37,8 @@ from respawn.progress import ProgressReader
 
 class StoppedTaskCheck(StrEnum):
     NONE = "none"  # name a hung rank from its output alone
+    # Ask the job's nodes through an overlapping srun step (a real cluster).
+    SLURM_STEP = "slurm_step"
     # Read /proc of the machine the detector runs on: right only where the
     # detector shares the nodes' process table (the sandbox, a one-node cluster).
     LOCAL_PROC = "local_proc"

@@ -1,9 +1,13 @@
 """The recovery loop end to end: real Slurm sandbox, real Temporal, real DDP job,
 Respawn's detector and worker as real processes."""
 
+import urllib.request
+
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from respawn.audit import EventType
+from respawn.config import Listen
 from tests.recovery_stack import Cluster, respawn_running, until
 from workload.faults import FaultKind, inject
 from workload.submit import submit
@@ -44,6 +48,21 @@ async def test_xid_on_node2_requeues_without_node2_and_completes_from_checkpoint
     assert decided.details["exclude"] == ["node2"]
     resumed = next(r for r in rows if r.event_type is EventType.RESUMED)
     assert resumed.details["resumed_from"] >= 10
+
+    # Respawn's own metrics counted it, each in the process where it happened (the first incident of the module).
+    detector, worker = _scrape(cluster.config.telemetry.detector), _scrape(cluster.config.telemetry.worker)
+    assert detector[("respawn_detection_latency_seconds_count", (("kind", "crash"),))] >= 1
+    assert detector[("respawn_recovery_duration_seconds_count", (("kind", "crash"),))] >= 1
+    assert worker[("respawn_action_latency_seconds_count", (("kind", "crash"),))] >= 1
+    assert worker[("respawn_incidents_total", (("failure_class", "gpu_hardware"), ("outcome", "resumed")))] >= 1
+    assert worker[("respawn_exclusions_total", ())] >= 1
+
+
+def _scrape(listen: Listen) -> dict[tuple[str, tuple], float]:
+    with urllib.request.urlopen(f"http://{listen.host}:{listen.port}/metrics", timeout=5) as reply:
+        text = reply.read().decode()
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}
 
 
 async def test_keyerror_in_rank0_stops_without_requeue_or_exclusion(cluster):

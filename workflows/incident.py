@@ -13,6 +13,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from respawn.advice import Advice, AdviceRef, AdviceRequest, Desired, Outcome
     from respawn.audit import EventType, incident_event
     from respawn.config import Mode
     from respawn.incident import (
@@ -210,19 +211,31 @@ class IncidentWorkflow:
         if not acting:
             return await self._close(result, Phase.RECOMMENDED)
         if decision.action is Action.STOP:
+            if inp.reconcile_timeout_s is not None:
+                outcome = await self._advise(iid, inp, Desired.STOP, decision.exclude, [], decision.reason)
+                if not outcome.converged:
+                    result.acted, result.reason = False, f"{decision.reason}; advice not carried out: {outcome.detail}"
+                    return await self._close(result, Phase.CLOSED)
             await self._record(EventType.STOPPED, action="stop", acted=True, **common,
                                details={"reason": decision.reason})
             return await self._close(result, Phase.STOPPED)
 
         self._set_phase(Phase.ACTING)
-        request = ActionRequest(incident_id=iid, cluster=inp.cluster, job_id=inp.job_id, attempt=inp.attempt,
-                                exclude=decision.exclude, drain=drain, reason=decision.reason)
-        await workflow.execute_activity("hold_job", request, result_type=ActionResult, **_ACTION)
-        await workflow.execute_activity("exclude_nodes", request, result_type=ActionResult, **_ACTION)
-        await workflow.execute_activity("release_job", request, result_type=ActionResult, **_ACTION)
-        if drain:
-            # After the release, so the job is not kept waiting for it.
-            await workflow.execute_activity("drain_nodes", request, result_type=ActionResult, **_ACTION)
+        if inp.reconcile_timeout_s is not None:
+            # The cluster's controller holds, excludes, releases (and drains) in our place.
+            outcome = await self._advise(iid, inp, Desired.RESTART, decision.exclude, drain, decision.reason)
+            if not outcome.converged:
+                result.acted, result.reason = False, f"{decision.reason}; advice not carried out: {outcome.detail}"
+                return await self._close(result, Phase.CLOSED)
+        else:
+            request = ActionRequest(incident_id=iid, cluster=inp.cluster, job_id=inp.job_id, attempt=inp.attempt,
+                                    exclude=decision.exclude, drain=drain, reason=decision.reason)
+            await workflow.execute_activity("hold_job", request, result_type=ActionResult, **_ACTION)
+            await workflow.execute_activity("exclude_nodes", request, result_type=ActionResult, **_ACTION)
+            await workflow.execute_activity("release_job", request, result_type=ActionResult, **_ACTION)
+            if drain:
+                # After the release, so the job is not kept waiting for it.
+                await workflow.execute_activity("drain_nodes", request, result_type=ActionResult, **_ACTION)
 
         self._set_phase(Phase.FOLLOWING)
         follow = FollowRequest(incident_id=iid, cluster=inp.cluster, job_id=inp.job_id, attempt=inp.attempt,
@@ -249,9 +262,28 @@ class IncidentWorkflow:
                 reason=f"no answer within {inp.approval.timeout_s:.0f} s: the environment's default")
 
     async def _release_unchanged(self, iid: str, inp: IncidentInput, reason: str) -> None:
+        if inp.reconcile_timeout_s is not None:
+            await self._advise(iid, inp, Desired.RELEASE, [], [], reason)  # its outcome is on record
+            return
         request = ActionRequest(incident_id=iid, cluster=inp.cluster, job_id=inp.job_id, attempt=inp.attempt,
                                 reason=reason)
         await workflow.execute_activity("release_job", request, result_type=ActionResult, **_ACTION)
+
+    async def _advise(self, iid: str, inp: IncidentInput, desired: Desired, exclude: list[str], drain: list[str],
+                      reason: str) -> Outcome:
+        """advisor transport: publish what is to be done and wait for the cluster's controller to do it."""
+        assert inp.reconcile_timeout_s is not None
+        advice = await workflow.execute_activity(
+            "publish_advice", AdviceRequest(incident_id=iid, cluster=inp.cluster, job_id=inp.job_id,
+                                            attempt=inp.attempt, desired=desired, exclude=exclude, drain=drain,
+                                            reason=reason),
+            result_type=Advice, **_QUICK)
+        ref = AdviceRef(incident_id=iid, cluster=inp.cluster, job_id=inp.job_id, attempt=inp.attempt,
+                        generation=advice.generation, timeout_s=inp.reconcile_timeout_s)
+        return await workflow.execute_activity(
+            "await_reconciliation", ref, result_type=Outcome,
+            start_to_close_timeout=timedelta(seconds=inp.reconcile_timeout_s + 30),
+            heartbeat_timeout=timedelta(seconds=5), retry_policy=_SCHEDULER_RETRY)
 
     async def _assess(self, iid: str, inp: IncidentInput) -> tuple[Gathered, Assessment]:
         gathered = await workflow.execute_activity(

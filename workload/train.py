@@ -39,7 +39,13 @@ NODE = os.environ["SLURMD_NODENAME"]
 JOB_ID = int(os.environ["SLURM_JOB_ID"])
 RESTART_COUNT = int(os.environ.get("SLURM_RESTART_COUNT", "0"))  # unset in a job's first run
 
-MASTER_ADDR = "127.0.0.1"  # every sandbox node listens on loopback
+# Every node of the multi-slurmd sandbox listens on loopback. Where nodes are separate
+# hosts (the container sandbox exports RESPAWN_MASTER=launch-node), rank 0 runs on the
+# node that launched srun, whose address srun exports.
+if os.environ.get("RESPAWN_MASTER") == "launch-node":
+    MASTER_ADDR = os.environ["SLURM_LAUNCH_NODE_IPADDR"]
+else:
+    MASTER_ADDR = "127.0.0.1"
 FEATURES = 32
 CHECKPOINT_NAME = re.compile(r"step-(\d+)\.pt")
 
@@ -62,9 +68,10 @@ def log(message: str) -> None:
 
 def master_port(job_id: int, restart_count: int) -> int:
     # Distinct per job and per attempt: a rerun must not meet the previous attempt's
-    # socket in TIME_WAIT, and concurrent jobs must not meet each other. 18000-21999
-    # avoids Slurm's ports (16817, 17001+) and the kernel's ephemeral range (32768+).
-    return 18000 + (job_id % 500) * 8 + restart_count % 8
+    # socket in TIME_WAIT, and concurrent jobs must not meet each other. 29000-32199
+    # lies above every port the sandboxes listen on (the highest, 28233) and below the
+    # kernel's ephemeral range (32768+).
+    return 29000 + (job_id % 400) * 8 + restart_count % 8
 
 
 def parse_args() -> argparse.Namespace:

@@ -1,0 +1,42 @@
+"""The server's FastAPI application: `create_app(config)`, run by `respawn serve`."""
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from prometheus_client import make_asgi_app
+
+from respawn import console
+from respawn.config import ClusterConfig
+from respawn.server import advisor
+from respawn.server.auth import Tokens
+from respawn.server.ingest import Ingest
+
+
+def create_app(config: ClusterConfig) -> FastAPI:
+    ingest = Ingest(config)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        await ingest.close()
+
+    app = FastAPI(
+        title="Respawn",
+        version="1",
+        description=f"Respawn's server for cluster {config.cluster}: the Advisor API (docs/advisor-api.md).",
+        lifespan=lifespan,
+    )
+    app.state.config = config
+    app.state.tokens = Tokens(config.server.tokens)
+    app.state.ingest = ingest
+
+    @app.get("/healthz", tags=["server"], summary="liveness: no token needed")
+    def healthz() -> dict[str, str]:
+        return {"status": "ok", "cluster": config.cluster}
+
+    # ---- Routers: each feature includes its router here (Advisor API, Recovery Console, /metrics). ----
+    app.mount("/metrics", make_asgi_app())  # this process's own metrics (docs/metrics.md), no token: no job ids
+    app.include_router(advisor.router)
+    app.include_router(console.router)  # the Recovery Console: /console (docs/console.md)
+    return app

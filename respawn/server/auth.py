@@ -1,0 +1,70 @@
+"""Bearer tokens with read and write scopes, checked on every API request.
+
+The tokens come from the configuration (`server.tokens`). A request without a
+token or with an unknown one gets 401; a known token without the scope an
+endpoint needs gets 403. Every refusal is logged with the path and, when it is
+known, the token's name; the token itself never is.
+"""
+
+import hmac
+import logging
+from dataclasses import dataclass
+from typing import Literal
+
+from fastapi import Depends, HTTPException, Request, status
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from respawn.config import ApiToken
+
+log = logging.getLogger("respawn.server.auth")
+
+Scope = Literal["read", "write"]
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is calling: the name of the token they presented, and what it may do."""
+
+    name: str
+    scopes: frozenset[str]
+
+
+class Tokens:
+    """The configured tokens, resolved once when the server starts (a token file that cannot be read stops it)."""
+
+    def __init__(self, tokens: list[ApiToken]) -> None:
+        self._known = [(t.secret().encode(), Caller(t.name, frozenset(t.scopes))) for t in tokens]
+
+    def caller(self, presented: str) -> Caller | None:
+        found = None
+        for secret, caller in self._known:  # constant time, and no early exit that times which token matched
+            if hmac.compare_digest(secret, presented.encode()):
+                found = caller
+        return found
+
+
+_bearer = HTTPBearer(auto_error=False, description="a token from the configuration's `server.tokens`")
+
+
+def _requires(scope: Scope):
+    def check(request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(_bearer)) -> Caller:
+        where = f"{request.method} {request.url.path} from {request.client.host if request.client else '?'}"
+        if credentials is None:
+            log.warning("refused %s: no bearer token", where)
+            raise HTTPException(status.HTTP_401_UNAUTHORIZED, "a bearer token is required",
+                                headers={"WWW-Authenticate": "Bearer"})
+        caller = request.app.state.tokens.caller(credentials.credentials)
+        if caller is None:
+            log.warning("refused %s: unknown token", where)
+            raise HTTPException(status.HTTP_401_UNAUTHORIZED, "unknown token",
+                                headers={"WWW-Authenticate": "Bearer"})
+        if scope not in caller.scopes:
+            log.warning("refused %s: token %s lacks the %s scope", where, caller.name, scope)
+            raise HTTPException(status.HTTP_403_FORBIDDEN, f"token {caller.name} lacks the {scope} scope")
+        return caller
+    return check
+
+
+# Use as `caller: Caller = Depends(require_read)` or `dependencies=[Depends(require_write)]`.
+require_read = _requires("read")
+require_write = _requires("write")

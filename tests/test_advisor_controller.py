@@ -1,0 +1,179 @@
+"""Both ends of a piece of advice without the sandbox: the reference controller against
+the Advisor API (in process) and a scripted Slurm, and the worker's activities that
+publish advice and wait for its reconciliation."""
+
+from datetime import UTC, datetime
+
+import httpx
+import pytest
+from temporalio.testing import ActivityEnvironment
+
+from activities.advice import AdviceActivities
+from respawn.advice import AdviceRef, AdviceRequest, AdviceStore, Desired, Status
+from respawn.audit import EventType
+from respawn.controller import Controller
+from respawn.scheduler.errors import JobNotFound
+from respawn.scheduler.slurm import JobInfo, NodeInfo
+from respawn.server.app import create_app
+from respawn.services import build_services
+from tests.test_advisor_api import WRITE, make_config
+
+
+class ScriptedSlurm:
+    """Slurm as the controller sees it: jobs, nodes, and every change made, in order."""
+
+    def __init__(self, *jobs: JobInfo) -> None:
+        self.jobs_ = {j.job_id: j for j in jobs}
+        self.nodes_ = {n: NodeInfo(name=n, state="idle") for n in ("node1", "node2", "node3", "node4")}
+        self.changes: list[str] = []
+
+    async def job(self, job_id: int) -> JobInfo:
+        if job_id not in self.jobs_:
+            raise JobNotFound(f"squeue: no job {job_id}")
+        return self.jobs_[job_id]
+
+    async def node(self, name: str) -> NodeInfo:
+        return self.nodes_[name]
+
+    def _update(self, change: str, job_id: int, **fields) -> None:
+        self.changes.append(f"{change} {job_id}")
+        self.jobs_[job_id] = self.jobs_[job_id].model_copy(update=fields)
+
+    async def requeue_hold(self, job_id: int) -> None:
+        restarts = self.jobs_[job_id].restart_count + 1
+        self._update("requeue_hold", job_id, state="PENDING", state_reason="JobHeldAdmin", restart_count=restarts)
+
+    async def set_excluded_nodes(self, job_id: int, nodes: list[str]) -> None:
+        self._update("exclude", job_id, excluded_nodes=list(nodes))
+
+    async def release(self, job_id: int) -> None:
+        self._update("release", job_id, state_reason="None")
+
+    async def start_now(self, job_id: int) -> None:
+        self._update("start_now", job_id, state="RUNNING")
+
+    async def cancel(self, job_id: int) -> None:
+        self._update("cancel", job_id, state="CANCELLED")
+
+    async def drain(self, node: str, reason: str) -> None:
+        self.changes.append(f"drain {node}")
+        self.nodes_[node] = self.nodes_[node].model_copy(update={"flags": ["DRAIN"]})
+
+
+@pytest.fixture
+def config(tmp_path):
+    return make_config(tmp_path)
+
+
+@pytest.fixture
+def store(config):
+    store = AdviceStore(config.audit_db)
+    yield store
+    store.close()
+
+
+@pytest.fixture
+async def api(config):
+    transport = httpx.ASGITransport(app=create_app(config))
+    async with httpx.AsyncClient(transport=transport, base_url="http://advisor",
+                                 headers={"Authorization": f"Bearer {WRITE}"}) as client:
+        yield client
+
+
+def advise(store: AdviceStore, job_id: int, desired: Desired, attempt: int = 0, **fields):
+    return store.publish(AdviceRequest(incident_id=f"incident-c1-{job_id}-{attempt}", cluster="c1", job_id=job_id,
+                                       attempt=attempt, desired=desired, **fields))
+
+
+async def test_restart_advice_is_applied_once_and_reported_converged(store, api):
+    slurm = ScriptedSlurm(JobInfo(job_id=7, state="FAILED", nodes=["node1", "node2", "node3"]))
+    advise(store, 7, Desired.RESTART, exclude=["node2"], drain=["node2"], reason="xid")
+    reported = await Controller(slurm, api).reconcile_once()
+    assert [(a.job_id, status) for a, status in reported] == [(7, Status.CONVERGED)]
+    assert slurm.changes == ["requeue_hold 7", "exclude 7", "release 7", "start_now 7", "drain node2"]
+    advice = store.current("c1", 7)
+    assert advice.status is Status.CONVERGED and advice.controller == "writer"
+    assert "excluded node2" in advice.detail
+    assert await Controller(slurm, api).reconcile_once() == [] and len(slurm.changes) == 5  # nothing twice
+
+
+async def test_a_restart_slurm_already_requeued_is_only_excluded_and_released(store, api):
+    job = JobInfo(job_id=8, state="PENDING", state_reason="BeginTime", restart_count=1, excluded_nodes=["node2"])
+    slurm = ScriptedSlurm(job)
+    advise(store, 8, Desired.RESTART, exclude=["node2"])
+    await Controller(slurm, api).reconcile_once()
+    assert slurm.changes == ["start_now 8"] and store.current("c1", 8).status is Status.CONVERGED
+
+
+async def test_a_job_still_completing_is_left_pending_until_the_next_poll(store, api):
+    slurm = ScriptedSlurm(JobInfo(job_id=9, state="COMPLETING", restart_count=1))
+    advise(store, 9, Desired.RESTART, exclude=["node2"])
+    assert await Controller(slurm, api).reconcile_once() == []
+    assert store.current("c1", 9).status is Status.PENDING and slurm.changes == []
+
+
+async def test_stop_cancels_what_is_left_and_a_vanished_job_is_abandoned(store, api):
+    slurm = ScriptedSlurm(JobInfo(job_id=10, state="PENDING"), JobInfo(job_id=11, state="FAILED"))
+    advise(store, 10, Desired.STOP)
+    advise(store, 11, Desired.STOP)
+    advise(store, 12, Desired.RELEASE)
+    reported = {a.job_id: status for a, status in await Controller(slurm, api).reconcile_once()}
+    assert reported == {10: Status.CONVERGED, 11: Status.CONVERGED, 12: Status.ABANDONED}
+    assert slurm.changes == ["cancel 10"]
+    assert "no job 12" in store.current("c1", 12).detail
+
+
+async def test_only_the_current_generation_is_worked_on(store, api):
+    slurm = ScriptedSlurm(JobInfo(job_id=13, state="FAILED"))
+    advise(store, 13, Desired.RESTART, exclude=["node2"])
+    advise(store, 13, Desired.STOP, attempt=1)  # a later incident of the same job
+    reported = await Controller(slurm, api).reconcile_once()
+    assert [(a.generation, a.desired) for a, _ in reported] == [(2, Desired.STOP)]
+    assert store.get("c1", 13, 1).status is Status.PUBLISHED and slurm.changes == []
+
+
+@pytest.fixture
+def services(config):
+    services = build_services(config)
+    yield services
+    services.audit.close()
+
+
+@pytest.fixture
+def activities(services):
+    return AdviceActivities(services)
+
+
+def ref(advice, timeout_s: float = 60) -> AdviceRef:
+    return AdviceRef(incident_id=advice.incident_id, cluster="c1", job_id=advice.job_id, attempt=advice.attempt,
+                     generation=advice.generation, timeout_s=timeout_s)
+
+
+async def test_publishing_twice_is_one_piece_of_advice_recorded_once(services, activities):
+    env = ActivityEnvironment()
+    req = AdviceRequest(incident_id="incident-c1-20-0", cluster="c1", job_id=20, attempt=0,
+                        desired=Desired.RESTART, exclude=["node2"])
+    first, again = await env.run(activities.publish_advice, req), await env.run(activities.publish_advice, req)
+    assert first.generation == again.generation == 1
+    rows = services.audit.query(job_id=20, event_types=[EventType.ADVISED])
+    assert len(rows) == 1 and rows[0].details["generation"] == 1 and rows[0].nodes == ["node2"]
+
+
+async def test_reconciliation_ends_converged_superseded_or_timed_out(services, activities, store):
+    env = ActivityEnvironment()
+    converged = advise(store, 21, Desired.RESTART)
+    store.report("c1", 21, 1, Status.CONVERGED, "released", "ctl")
+    outcome = await env.run(activities.await_reconciliation, ref(converged))
+    assert outcome.converged and outcome.detail == "ctl: converged: released"
+    row = services.audit.query(job_id=21, event_types=[EventType.RECONCILED])[0]
+    assert row.acted is True and row.details["controller"] == "ctl"
+
+    old = advise(store, 22, Desired.RESTART)
+    advise(store, 22, Desired.STOP, attempt=1)
+    outcome = await env.run(activities.await_reconciliation, ref(old))
+    assert not outcome.converged and outcome.detail == "superseded by generation 2"
+
+    late = advise(store, 23, Desired.RESTART)
+    assert late.published_at <= datetime.now(UTC)
+    outcome = await env.run(activities.await_reconciliation, ref(late, timeout_s=0.01))
+    assert not outcome.converged and "no controller reconciled it" in outcome.detail

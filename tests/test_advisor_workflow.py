@@ -1,0 +1,111 @@
+"""The incident workflow with the advisor transport, on Temporal's time-skipping test
+server with fake activities: it publishes advice and waits for its reconciliation
+instead of holding, excluding and releasing the job itself."""
+
+import sys
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from temporalio import activity
+from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
+
+from respawn.advice import Advice, AdviceRef, AdviceRequest, Desired, Outcome
+from respawn.config import Mode
+from respawn.decision import Decision
+from respawn.incident import Detection, DetectionKind, IncidentInput, IncidentResult, Phase
+from respawn.runbook import Action
+from tests.test_incident_workflow import RESTART, XID, Fakes
+from workflows.incident import IncidentWorkflow
+
+
+@pytest.fixture(scope="module")
+async def env():
+    env = await WorkflowEnvironment.start_time_skipping(
+        test_server_existing_path=str(Path(sys.executable).parent / "temporal-test-server"),
+        data_converter=pydantic_data_converter)
+    await env.client.operator_service.add_search_attributes(AddSearchAttributesRequest(
+        namespace=env.client.namespace,
+        search_attributes={name: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD for name in
+                           ("RespawnJobId", "RespawnCluster", "RespawnFailureClass", "RespawnPhase")}))
+    yield env
+    await env.shutdown()
+
+
+class AdvisorFakes(Fakes):
+    """The scripted activities, plus advice that a controller converges (or abandons)."""
+
+    def __init__(self, decision: Decision, converged: bool = True) -> None:
+        super().__init__([XID], decision)
+        self.published: list[AdviceRequest] = []
+        self.converged = converged
+
+    def activities(self):
+        @activity.defn(name="publish_advice")
+        async def publish(req: AdviceRequest) -> Advice:
+            self.calls.append("publish_advice")
+            self.published.append(req)
+            return Advice(**req.model_dump(), generation=len(self.published), published_at=datetime.now(UTC))
+
+        @activity.defn(name="await_reconciliation")
+        async def reconcile(ref: AdviceRef) -> Outcome:
+            self.calls.append("await_reconciliation")
+            return Outcome(generation=ref.generation, converged=self.converged,
+                           detail="ctl: converged" if self.converged else "ctl: abandoned: job is CANCELLED")
+
+        return super().activities() + [publish, reconcile]
+
+
+async def run_advised(env, fakes: AdvisorFakes, mode: Mode = Mode.ACTION) -> IncidentResult:
+    queue = f"q-{uuid.uuid4()}"
+    detection = Detection(kind=DetectionKind.LOG_LINE, at=datetime.now(UTC), job_id=5, attempt=0, line="Xid 79")
+    async with Worker(env.client, task_queue=queue, workflows=[IncidentWorkflow], activities=fakes.activities(),
+                      workflow_failure_exception_types=[Exception]):
+        handle = await env.client.start_workflow(
+            IncidentWorkflow.run,
+            IncidentInput(cluster="c", job_id=5, attempt=0, environment="demo", mode=mode, settle_s=1.0,
+                          cascade_wait_s=20, follow_timeout_s=60, reconcile_timeout_s=300),
+            id=f"incident-c-5-0-{uuid.uuid4()}", task_queue=queue,
+            start_signal="detect", start_signal_args=[detection], execution_timeout=timedelta(hours=1))
+        return await handle.result()
+
+
+def scheduler_calls(fakes: Fakes) -> list[str]:
+    return [c for c in fakes.calls if c in ("hold_job", "exclude_nodes", "release_job", "drain_nodes")]
+
+
+async def test_restart_is_published_as_advice_reconciled_then_followed(env):
+    fakes = AdvisorFakes(RESTART)
+    result = await run_advised(env, fakes)
+    assert result.phase is Phase.RESUMED and result.excluded_nodes == ["n2"]
+    assert scheduler_calls(fakes) == []
+    assert [(a.desired, a.exclude, a.attempt) for a in fakes.published] == [(Desired.RESTART, ["n2"], 0)]
+    steps = [c for c in fakes.calls if not c.startswith("record:") or c == "record:decided"]
+    assert steps[steps.index("record:decided"):] == [
+        "record:decided", "publish_advice", "await_reconciliation", "await_next_attempt", "await_progress"]
+
+
+async def test_abandoned_advice_closes_the_incident_without_following(env):
+    fakes = AdvisorFakes(RESTART, converged=False)
+    result = await run_advised(env, fakes)
+    assert result.phase is Phase.CLOSED and "abandoned: job is CANCELLED" in result.reason and not result.acted
+    assert "await_next_attempt" not in fakes.calls and scheduler_calls(fakes) == []
+
+
+async def test_stop_is_advised_too_and_recorded_once_carried_out(env):
+    fakes = AdvisorFakes(Decision(action=Action.STOP, reason="app bug"))
+    result = await run_advised(env, fakes)
+    assert result.phase is Phase.STOPPED
+    assert [a.desired for a in fakes.published] == [Desired.STOP]
+    assert fakes.calls.index("await_reconciliation") < fakes.calls.index("record:stopped")
+
+
+async def test_observe_mode_publishes_no_advice(env):
+    fakes = AdvisorFakes(RESTART)
+    result = await run_advised(env, fakes, Mode.OBSERVE)
+    assert result.phase is Phase.RECOMMENDED and fakes.published == [] and scheduler_calls(fakes) == []

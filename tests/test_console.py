@@ -1,0 +1,124 @@
+"""The Recovery Console in a real browser against the local stack.
+
+Debian's chromium, driven by Playwright, watches the page while a real DDP job
+gets a GPU Xid on node2: without a reload, the page shows the job's timeline
+with node2 excluded and the incident linked to its page in the Temporal Web
+UI; an override of the closed incident goes down the CLI's path and the page
+shows the incident's refusal. A screenshot is kept as a test artifact.
+"""
+
+import os
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.async_api import Page, async_playwright, expect
+
+from respawn.incident import incident_id
+from respawn.labconfig import SERVER_PORT, WRITE_TOKEN
+from tests.recovery_stack import Cluster, respawn_running, until
+from workload.faults import FaultKind, inject
+from workload.submit import submit
+
+ACTION = '{"respawn":{"environment":"demo","mode":"action"}}'
+SERVER = f"http://127.0.0.1:{SERVER_PORT}"
+CHROMIUM = "/usr/bin/chromium"  # Debian's: no browser is downloaded
+RECOVERY_S = 150_000  # ms: fault to resumed training, with the suite's 2 cores shared
+
+
+def artifacts() -> Path:
+    folder = Path(os.environ.get("RESPAWN_ARTIFACTS") or Path(__file__).parent / "artifacts")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def cluster(sandbox):
+    with respawn_running(sandbox, "console") as config:  # worker, detector and `respawn serve`
+        yield Cluster(sandbox, config)
+
+
+async def _serving() -> bool:
+    async with httpx.AsyncClient(timeout=2) as client:
+        try:
+            return (await client.get(f"{SERVER}/healthz")).status_code == 200
+        except httpx.TransportError:
+            return False
+
+
+@pytest.fixture
+async def page(cluster):
+    await until(_serving, 60, "the Respawn server to answer")
+    async with async_playwright() as playwright:
+        # --no-sandbox: the tests run as root, where chromium's sandbox will not start.
+        browser = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+        page = await browser.new_page(viewport={"width": 1600, "height": 1300})
+        try:
+            yield page
+        finally:
+            await page.screenshot(path=artifacts() / "console-xid-node2.png", full_page=True)
+            await browser.close()
+
+
+async def test_the_api_refuses_a_request_without_a_token(cluster):
+    await until(_serving, 60, "the Respawn server to answer")
+    async with httpx.AsyncClient(base_url=SERVER, timeout=5) as client:
+        assert (await client.get("/console/api/jobs")).status_code == 401
+
+
+async def test_console_follows_an_xid_on_node2_to_the_job_resuming_without_it(cluster, page: Page):
+    job_id = submit(cluster.lab, nodes=3, steps=30, checkpoint_every=10, step_seconds=0.3, comment=ACTION,
+                    name="console-e2e")
+    iid = incident_id(cluster.config.cluster, job_id, 0)
+
+    await page.goto(f"{SERVER}/console")
+    await expect(page.locator("#token-dialog")).to_be_visible()
+    await page.fill("#token-input", WRITE_TOKEN)
+    await page.click("#token-form button[type=submit]")
+    await page.evaluate("window.loadedOnce = true")  # gone if the page reloads
+
+    await page.fill("#filter-q", str(job_id))
+    job_row = page.locator(f'#jobs tr[data-job="{job_id}"]')
+    await expect(job_row).to_contain_text("console-e2e", timeout=30_000)
+    await expect(job_row).to_contain_text("demo", timeout=30_000)  # enrolled in the demo environment
+    await job_row.locator("button").click()
+    await expect(page.locator("#job-title")).to_have_text(f"Job {job_id}")
+
+    await cluster.wait_checkpoint(job_id)
+    inject(cluster.lab, job_id, "node2", FaultKind.XID)
+
+    # From here the page updates itself: the timeline grows as the incident runs.
+    timeline = page.locator("#timeline tbody tr")
+    await expect(page.locator('#timeline tr[data-event="resumed"]')).to_have_count(1, timeout=RECOVERY_S)
+    excluded = page.locator('#timeline tr[data-event="excluded"]')
+    await expect(excluded.locator("td.nodes")).to_have_text("node2")
+    await expect(page.locator('#timeline tr[data-event="decided"]')).to_contain_text("restart excluding")
+    events = await timeline.evaluate_all("rows => rows.map(r => r.dataset.event)")
+    story = ["detected", "decided", "excluded", "released", "attempt_started", "resumed"]
+    assert [e for e in events if e in story] == story
+
+    # The job's incident, linked to its page in the Temporal Web UI.
+    temporal = f"http://127.0.0.1:8233/namespaces/default/workflows/{iid}"
+    incident = page.locator(f'#job-incidents li[data-incident="{iid}"]')
+    await expect(incident).to_contain_text("gpu_hardware")
+    await expect(incident).to_contain_text("excluding node2")
+    await expect(incident.locator("a.temporal")).to_have_attribute("href", temporal)
+    await expect(page.locator("#job-facts")).to_contain_text("node2")  # Slurm's excluded nodes
+
+    # The incidents panel lists it among the closed ones, with the same link.
+    await expect(incident).not_to_have_class("open", timeout=30_000)
+    await page.click("#incidents-closed")
+    listed = page.locator(f'#incidents tr[data-incident="{iid}"]')
+    await expect(listed.locator("a.temporal")).to_have_attribute("href", temporal)
+
+    # An override goes through the confirmation to the CLI's path; the closed incident refuses it.
+    await page.click("#job-override")
+    await page.select_option("#override-action", "stop")
+    await page.fill("#override-reason", "console e2e: checking the refusal")
+    await expect(page.locator("#override-submit")).to_have_text(f"Confirm: stop job {job_id}")
+    await page.click("#override-submit")
+    await expect(page.locator("#override-error")).to_contain_text(re.compile(rf"{iid}.*(closed|completed)"))
+    await page.click("#override-cancel")
+
+    assert await page.evaluate("window.loadedOnce") is True  # all of it without a reload
