@@ -4,6 +4,7 @@ reference controller (`respawn controller`, a real process too) carries it out."
 
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
@@ -77,10 +78,16 @@ async def test_xid_on_node2_yields_advice_that_the_reference_controller_applies(
     assert job.restart_count == 0 and "node2" not in job.excluded_nodes
 
     # An external detector's report joins the open incident; one about a node not the job's is refused.
+    seen = datetime.now(UTC) - timedelta(seconds=2)
     joined = await api.post("/api/v1/detections", headers=read(WRITE_TOKEN),
-                            json={"job_id": job_id, "kind": "node_down", "node": "node2", "attempt": 0})
+                            json={"job_id": job_id, "kind": "node_down", "node": "node2", "attempt": 0,
+                                  "occurred_at": seen.isoformat()})
     assert joined.status_code == 202, joined.text
     assert joined.json()["incident_id"] == f"incident-{cluster.config.cluster}-{job_id}-0"
+    # Timed from when the external detector saw it: at least the 2 s it waited.
+    scraped = (await api.get("/metrics")).text
+    assert 'respawn_detection_latency_seconds_count{kind="external"} 1.0' in scraped
+    assert 'respawn_detection_latency_seconds_bucket{kind="external",le="1.0"} 0.0' in scraped
     stranger = next(n for n in cluster.lab.nodes if n not in job.nodes)
     refused = await api.post("/api/v1/detections", headers=read(WRITE_TOKEN),
                              json={"job_id": job_id, "kind": "node_down", "node": stranger})

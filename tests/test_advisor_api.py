@@ -202,6 +202,8 @@ async def test_audit_queries_by_job_type_and_time_with_cursor_paging(api, served
     ({"job_id": 1, "kind": "kernel", "line": "NVRM: Xid (PCI:0000:3b:00): 79"}, "body"),  # which node?
     ({"job_id": 1, "kind": "node_down", "node": "node2", "shell": "rm -rf /"}, "shell"),
     ({"job_id": 1, "kind": "node_down", "node": "node2", "log_offset": -1}, "log_offset"),
+    ({"job_id": 1, "kind": "node_down", "node": "node2", "occurred_at": "2026-11-30T05:00:00"}, "occurred_at"),
+    ({"job_id": 1, "kind": "node_down", "node": "node2", "occurred_at": "2999-01-01T00:00:00Z"}, "body"),
 ])
 async def test_hostile_detections_get_422_with_a_clear_message(api, body, field):
     answer = await api.post("/api/v1/detections", headers=bearer(WRITE), json=body)

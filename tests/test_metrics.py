@@ -319,6 +319,6 @@ def test_the_sandbox_prometheus_scrapes_respawn_s_own_processes(tmp_path):
 async def test_the_server_serves_its_metrics_without_a_token(tmp_path):
     transport = httpx.ASGITransport(app=create_app(_config(tmp_path)))
     async with httpx.AsyncClient(transport=transport, base_url="http://respawn") as client:
-        reply = await client.get("/metrics", follow_redirects=True)  # as Prometheus does
+        reply = await client.get("/metrics")
     assert reply.status_code == 200
     assert "# TYPE respawn_detection_latency_seconds histogram" in reply.text

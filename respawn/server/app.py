@@ -3,8 +3,8 @@
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
-from prometheus_client import make_asgi_app
+from fastapi import FastAPI, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from respawn import console
 from respawn.config import ClusterConfig
@@ -36,7 +36,11 @@ def create_app(config: ClusterConfig) -> FastAPI:
         return {"status": "ok", "cluster": config.cluster}
 
     # ---- Routers: each feature includes its router here (Advisor API, Recovery Console, /metrics). ----
-    app.mount("/metrics", make_asgi_app())  # this process's own metrics (docs/metrics.md), no token: no job ids
+    @app.get("/metrics", include_in_schema=False)
+    def metrics() -> Response:
+        """This process's own metrics (docs/metrics.md); no token: they hold no job ids."""
+        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
     app.include_router(advisor.router)
     app.include_router(console.router)  # the Recovery Console: /console (docs/console.md)
     return app

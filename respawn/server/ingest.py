@@ -10,14 +10,15 @@ must be one of the job's, a line must be one a runbook recognises.
 
 import asyncio
 import logging
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from temporalio.client import Client
 from temporalio.service import RPCError
 
+from respawn import metrics
 from respawn.config import ClusterConfig
 from respawn.detector import signal_detection
 from respawn.enrolment import NotEnrolled, enrol
@@ -41,6 +42,7 @@ class ExternalKind(StrEnum):
     SLOWDOWN = "slowdown"
 
 
+_CLOCK_SKEW = timedelta(seconds=60)  # between the external detector's clock and ours
 _NEEDS_NODE = {ExternalKind.KERNEL, ExternalKind.METRICS, ExternalKind.NODE_DOWN}
 _NEEDS_LINE = set(ExternalKind) - {ExternalKind.NODE_DOWN}
 
@@ -59,9 +61,14 @@ class DetectionReport(BaseModel):
     # Byte offset in the job's output where the attempt began, when the detector knows it;
     # 0: the evidence reads the tail of the whole output.
     log_offset: int = Field(default=0, ge=0, le=2**53)
+    # When the failure happened, as the external detector saw it (with its time zone);
+    # given, it times the detection (respawn_detection_latency_seconds{kind="external"}).
+    occurred_at: AwareDatetime | None = None
 
     @model_validator(mode="after")
     def _complete(self) -> "DetectionReport":
+        if self.occurred_at is not None and self.occurred_at > datetime.now(UTC) + _CLOCK_SKEW:
+            raise ValueError("occurred_at is in the future")
         if self.kind in _NEEDS_NODE and self.node is None:
             raise ValueError(f"a {self.kind.value} detection names the node")
         if self.kind in _NEEDS_LINE and self.line is None:
@@ -123,9 +130,10 @@ class Ingest:
             if hit is None:
                 raise IngestError(422, "the line matches no runbook failure pattern", "line")
             pattern = hit.pattern
-        detection = Detection(kind=DetectionKind(report.kind.value), at=datetime.now(UTC), job_id=job.job_id,
-                              attempt=job.restart_count, line=report.line, pattern=pattern, node=report.node,
-                              job_state=job.state, log_offset=report.log_offset)
+        now = datetime.now(UTC)
+        detection = Detection(kind=DetectionKind(report.kind.value), at=min(report.occurred_at or now, now),
+                              job_id=job.job_id, attempt=job.restart_count, line=report.line, pattern=pattern,
+                              node=report.node, job_state=job.state, log_offset=report.log_offset)
         try:
             delivered = await signal_detection(await self._temporal(), config, enrolment, detection)
         except RPCError as exc:
@@ -133,6 +141,8 @@ class Ingest:
         iid = incident_id(config.cluster, job.job_id, job.restart_count, detection.kind)
         if not delivered:
             raise IngestError(409, f"incident {iid} has closed and is not reopened")
+        if report.occurred_at is not None:
+            metrics.DETECTION_LATENCY.labels(kind=metrics.EXTERNAL).observe(metrics.seconds(detection.at, now))
         log.info("external detection %s from %s delivered to %s", report.kind.value, who, iid)
         return Accepted(incident_id=iid, attempt=job.restart_count, pattern=pattern)
 
