@@ -22,6 +22,32 @@ STOP_TIMEOUT = 15.0
 NODE_ENV = "SLURMD_NODENAME"
 
 
+# What every sandbox's slurm.conf shares (../shared/notes/slurm-sandbox.md): no cgroups,
+# no accounting, and timeouts short enough that a lost node is noticed in seconds.
+COMMON_SETTINGS = """\
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+MpiDefault=none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/filetxt
+JobCompLoc={jobcomp}
+ReturnToService=2
+SlurmctldTimeout=10
+SlurmdTimeout=10
+MessageTimeout=5
+KillWait=2
+MinJobAge=600
+InactiveLimit=0
+SchedulerType=sched/backfill
+SchedulerParameters=sched_interval=2,bf_interval=2
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+SlurmdParameters=config_overrides
+MailProg=/bin/true
+PropagateResourceLimits=NONE"""
+
+
 def slurm_conf(lab: Lab, nodes: list[str]) -> str:
     """The cluster's slurm.conf; settings as verified in ../shared/notes/slurm-sandbox.md."""
     node_list = hostlist.compress(nodes)
@@ -44,27 +70,7 @@ SlurmctldPidFile={lab.pid_file("slurmctld")}
 SlurmdPidFile={lab.run_dir}/slurmd-%n.pid
 SlurmctldLogFile={lab.log_dir / "slurmctld.log"}
 SlurmdLogFile={lab.log_dir}/slurmd-%n.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-MpiDefault=none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/filetxt
-JobCompLoc={lab.log_dir / "jobcomp.txt"}
-ReturnToService=2
-SlurmctldTimeout=10
-SlurmdTimeout=10
-MessageTimeout=5
-KillWait=2
-MinJobAge=600
-InactiveLimit=0
-SchedulerType=sched/backfill
-SchedulerParameters=sched_interval=2,bf_interval=2
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-SlurmdParameters=config_overrides
-MailProg=/bin/true
-PropagateResourceLimits=NONE
+{COMMON_SETTINGS.format(jobcomp=lab.log_dir / "jobcomp.txt")}
 NodeName={node_list} NodeHostname={host} NodeAddr=127.0.0.1 CPUs=2 RealMemory=2000 State=UNKNOWN Port=[{SLURMD_BASE_PORT}-{last_port}]
 PartitionName=debug Nodes={node_list} Default=YES MaxTime=INFINITE State=UP
 """

@@ -116,8 +116,11 @@ class Slurm:
         await self._run(["scontrol", "update", f"JobId={_job_id(job_id)}", f"ExcNodeList={_hostlist(nodes)}"])
 
     async def start_now(self, job_id: int) -> None:
-        """Skip the BeginTime wait (cred_expire + 1 s) that follows every requeue."""
-        await self._run(["scontrol", "update", f"JobId={_job_id(job_id)}", "StartTime=now"])
+        """Skip the BeginTime wait (cred_expire + 1 s) that follows every requeue, but not
+        into the second the requeue happened in: slurmd refuses a launch credential no newer
+        than its revocation of the previous attempt's ("Job credential revoked"), and the
+        job would end FAILED without ever running."""
+        await self._run(["scontrol", "update", f"JobId={_job_id(job_id)}", "StartTime=now+1"])
 
     async def release(self, job_id: int) -> None:
         await self._run(["scontrol", "release", _job_id(job_id)])

@@ -15,13 +15,14 @@ kernel log, /var/log/kern.log, which is the lab's kernel/<node>.log.
 """
 
 import ipaddress
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from respawn import hostlist
+from respawn.sandbox.cluster import COMMON_SETTINGS
 from respawn.sandbox.containers.engine import Engine
 from respawn.sandbox.containers.lab import HOST, SLURMCTLD_PORT, SSH_PORT, ContainerLab
 
@@ -66,28 +67,7 @@ SlurmctldPidFile=/run/slurmctld.pid
 SlurmdPidFile=/run/slurmd.pid
 SlurmctldLogFile={lab.log_dir / "slurmctld.log"}
 SlurmdLogFile={lab.log_dir}/slurmd-%n.log
-# No cgroups in these containers.
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-MpiDefault=none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/filetxt
-JobCompLoc={lab.log_dir / "jobcomp.txt"}
-ReturnToService=2
-SlurmctldTimeout=10
-SlurmdTimeout=10
-MessageTimeout=5
-KillWait=2
-MinJobAge=600
-InactiveLimit=0
-SchedulerType=sched/backfill
-SchedulerParameters=sched_interval=2,bf_interval=2
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-SlurmdParameters=config_overrides
-MailProg=/bin/true
-PropagateResourceLimits=NONE
+{COMMON_SETTINGS.format(jobcomp=lab.log_dir / "jobcomp.txt")}
 NodeName={node_list} NodeHostname={node_list} NodeAddr={addresses} CPUs=2 RealMemory=2000 State=UNKNOWN
 PartitionName=debug Nodes={node_list} Default=YES MaxTime=INFINITE State=UP
 """

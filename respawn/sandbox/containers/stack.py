@@ -10,7 +10,8 @@ sshd, whose host key is pinned in the lab's known_hosts.
 
 import shutil
 
-from respawn.sandbox import cluster as host_daemons, procs, temporal
+from respawn.sandbox import cluster as host_daemons, procs
+from respawn.sandbox import temporal as temporal_server  # `up` has a parameter named temporal
 from respawn.sandbox.containers import cluster, engine as engines, images
 from respawn.sandbox.containers.engine import Engine
 from respawn.sandbox.containers.lab import HOST, SSH_PORT, TEMPORAL_PORT, TEMPORAL_UI_PORT, ContainerLab
@@ -24,12 +25,12 @@ def engine(lab: ContainerLab) -> Engine:
     return engines.start(lab.etc_dir, lab.run_dir, lab.log_dir)
 
 
-def up(lab: ContainerLab, nodes: int = 4, ssh: bool = True, temporal_server: bool = True) -> None:
+def up(lab: ContainerLab, nodes: int = 4, ssh: bool = True, temporal: bool = True) -> None:
     """Start whatever is not running; returns when every node is up in Slurm, the
     head's sshd is pinned and Temporal is healthy. A second `up` is harmless.
 
     Without a running head the cluster starts fresh: new containers, config and
-    keys' known_hosts, no job state (job ids start at 1), empty kernel logs.
+    known_hosts, no job state (job ids start at 1), empty kernel logs.
     The images are built on first use and reused (images.py).
     """
     if nodes < 1:
@@ -37,7 +38,7 @@ def up(lab: ContainerLab, nodes: int = 4, ssh: bool = True, temporal_server: boo
     eng = engine(lab)
     if cluster.states(eng, lab).get(cluster.HEAD) != "running":
         image = images.node_image(eng, lab.log_dir / "images.log")
-        temporal.stop(lab)
+        temporal_server.stop(lab)
         cluster.remove_all(eng, lab)
         _fresh_lab(lab, [f"node{i}" for i in range(1, nodes + 1)])
         host_daemons.start_munged(lab)
@@ -52,7 +53,7 @@ def up(lab: ContainerLab, nodes: int = 4, ssh: bool = True, temporal_server: boo
         _ensure_running(eng, lab, node)
     if ssh:
         _pin_host_key(lab)
-    if temporal_server:
+    if temporal:
         start_temporal(lab)
     _wait_nodes(lab, lab.nodes)
 
@@ -60,9 +61,14 @@ def up(lab: ContainerLab, nodes: int = 4, ssh: bool = True, temporal_server: boo
 def down(lab: ContainerLab) -> None:
     """Remove every container and the network of this lab, stop its Temporal, munged
     and Podman service; nothing of it runs afterwards (the images stay)."""
-    temporal.stop(lab)
-    if engines.running(lab.run_dir):
-        cluster.remove_all(engine(lab), lab)
+    temporal_server.stop(lab)
+    try:
+        # Started if need be: Podman's containers outlive its API service.
+        eng: Engine | None = engine(lab)
+    except engines.EngineError:
+        eng = None  # no engine, so no containers either
+    if eng is not None:
+        cluster.remove_all(eng, lab)
     munged = host_daemons.munged_pid(lab)
     if munged is not None:
         procs.terminate([munged])
@@ -91,7 +97,7 @@ def status(lab: ContainerLab) -> dict[str, str]:
     containers = cluster.states(engine(lab), lab) if engine_up else {}
     result |= {host: containers.get(host, "stopped") for host in [cluster.HEAD, *lab.nodes]}
     result["munged"] = "stopped" if host_daemons.munged_pid(lab) is None else "running"
-    result["temporal"] = "stopped" if temporal.pid(lab) is None else "running"
+    result["temporal"] = "stopped" if temporal_server.pid(lab) is None else "running"
     return result
 
 
@@ -139,17 +145,17 @@ def write_kernel_log(lab: ContainerLab, node: str, line: str) -> None:
 def start_temporal(lab: ContainerLab) -> None:
     """This lab's own Temporal dev server (SQLite in the lab), on the container lab's ports."""
     log = lab.log_dir / "temporal.log"
-    if temporal.pid(lab) is None:
+    if temporal_server.pid(lab) is None:
         lab.temporal_db.parent.mkdir(parents=True, exist_ok=True)
         argv = [
-            temporal.binary(), "server", "start-dev", "--db-filename", str(lab.temporal_db), "--ip", HOST,
+            temporal_server.binary(), "server", "start-dev", "--db-filename", str(lab.temporal_db), "--ip", HOST,
             "--port", str(TEMPORAL_PORT), "--ui-port", str(TEMPORAL_UI_PORT), "--log-level", "warn",
         ]  # fmt: skip
-        for name in temporal.SEARCH_ATTRIBUTES:
+        for name in temporal_server.SEARCH_ATTRIBUTES:
             argv += ["--search-attribute", f"{name}=Keyword"]
         procs.spawn_detached(argv, log, lab.pid_file("temporal"))
-    if not procs.wait_until(lambda: temporal.pid(lab) is not None and temporal.healthy(lab),
-                            temporal.START_TIMEOUT, interval=0.2):
+    if not procs.wait_until(lambda: temporal_server.pid(lab) is not None and temporal_server.healthy(lab),
+                            temporal_server.START_TIMEOUT, interval=0.2):
         raise RuntimeError(f"temporal not healthy on {lab.temporal_address}; last lines of {log}:\n"
                            f"{procs.log_tail(log)}")
 
