@@ -4,13 +4,20 @@ Nothing is skipped when Slurm, munge or sshd are missing: `up` fails loudly.
 """
 
 import fcntl
-from collections.abc import Iterator
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
+from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
 
 from respawn.matcher import Matcher
 from respawn.runbook import Catalogue
 from respawn.sandbox import Lab, down, lab as make_lab, reset, status, up
+from workflows.search import CLUSTER, FAILURE_CLASS, JOB_ID, PHASE
 
 
 @pytest.fixture(scope="session")
@@ -38,6 +45,20 @@ def sandbox(lab: Lab) -> Iterator[Lab]:
         finally:
             if not was_running:
                 down(lab)
+
+
+@pytest.fixture(scope="module")
+async def env() -> AsyncIterator[WorkflowEnvironment]:
+    """Temporal's time-skipping test server, with Respawn's search attributes."""
+    env = await WorkflowEnvironment.start_time_skipping(
+        test_server_existing_path=str(Path(sys.executable).parent / "temporal-test-server"),
+        data_converter=pydantic_data_converter)
+    await env.client.operator_service.add_search_attributes(AddSearchAttributesRequest(
+        namespace=env.client.namespace,
+        search_attributes={key.name: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
+                           for key in (JOB_ID, CLUSTER, FAILURE_CLASS, PHASE)}))
+    yield env
+    await env.shutdown()
 
 
 @pytest.fixture(scope="session")

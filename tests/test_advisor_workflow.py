@@ -2,39 +2,16 @@
 server with fake activities: it publishes advice and waits for its reconciliation
 instead of holding, excluding and releasing the job itself."""
 
-import sys
-import uuid
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from datetime import UTC, datetime
 
-import pytest
 from temporalio import activity
-from temporalio.api.enums.v1 import IndexedValueType
-from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.testing import WorkflowEnvironment
-from temporalio.worker import Worker
 
 from respawn.advice import Advice, AdviceRef, AdviceRequest, Desired, Outcome
 from respawn.config import Mode
 from respawn.decision import Decision
-from respawn.incident import Detection, DetectionKind, IncidentInput, IncidentResult, Phase
+from respawn.incident import IncidentResult, Phase
 from respawn.runbook import Action
-from tests.test_incident_workflow import RESTART, XID, Fakes
-from workflows.incident import IncidentWorkflow
-
-
-@pytest.fixture(scope="module")
-async def env():
-    env = await WorkflowEnvironment.start_time_skipping(
-        test_server_existing_path=str(Path(sys.executable).parent / "temporal-test-server"),
-        data_converter=pydantic_data_converter)
-    await env.client.operator_service.add_search_attributes(AddSearchAttributesRequest(
-        namespace=env.client.namespace,
-        search_attributes={name: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD for name in
-                           ("RespawnJobId", "RespawnCluster", "RespawnFailureClass", "RespawnPhase")}))
-    yield env
-    await env.shutdown()
+from tests.test_incident_workflow import RESTART, XID, Fakes, run_incident
 
 
 class AdvisorFakes(Fakes):
@@ -62,17 +39,7 @@ class AdvisorFakes(Fakes):
 
 
 async def run_advised(env, fakes: AdvisorFakes, mode: Mode = Mode.ACTION) -> IncidentResult:
-    queue = f"q-{uuid.uuid4()}"
-    detection = Detection(kind=DetectionKind.LOG_LINE, at=datetime.now(UTC), job_id=5, attempt=0, line="Xid 79")
-    async with Worker(env.client, task_queue=queue, workflows=[IncidentWorkflow], activities=fakes.activities(),
-                      workflow_failure_exception_types=[Exception]):
-        handle = await env.client.start_workflow(
-            IncidentWorkflow.run,
-            IncidentInput(cluster="c", job_id=5, attempt=0, environment="demo", mode=mode, settle_s=1.0,
-                          cascade_wait_s=20, follow_timeout_s=60, reconcile_timeout_s=300),
-            id=f"incident-c-5-0-{uuid.uuid4()}", task_queue=queue,
-            start_signal="detect", start_signal_args=[detection], execution_timeout=timedelta(hours=1))
-        return await handle.result()
+    return await run_incident(env, fakes, mode, reconcile_timeout_s=300)
 
 
 def scheduler_calls(fakes: Fakes) -> list[str]:

@@ -2,19 +2,13 @@
 its order of steps, its timers and its modes, without Slurm."""
 
 import asyncio
-import sys
 import uuid
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 from temporalio import activity
-from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.client import WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
-from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from respawn.attribution import Attribution
@@ -31,18 +25,6 @@ from respawn.ledger import NodeVerdict
 from respawn.runbook import Action
 from respawn.taxonomy import CauseLayer, FailureClass
 from workflows.incident import IncidentWorkflow
-
-
-@pytest.fixture(scope="module")
-async def env():
-    env = await WorkflowEnvironment.start_time_skipping(
-        test_server_existing_path=str(Path(sys.executable).parent / "temporal-test-server"), data_converter=pydantic_data_converter)
-    await env.client.operator_service.add_search_attributes(AddSearchAttributesRequest(
-        namespace=env.client.namespace,
-        search_attributes={name: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD for name in
-                           ("RespawnJobId", "RespawnCluster", "RespawnFailureClass", "RespawnPhase")}))
-    yield env
-    await env.shutdown()
 
 
 class Fakes:
@@ -113,7 +95,7 @@ RESTART = Decision(action=Action.RESTART_EXCLUDING, exclude=["n2"], newly_exclud
 
 async def run_incident(env, fakes: Fakes, mode: Mode = Mode.ACTION, signals: list[Detection] = (),
                        cascade_wait_s: float = 20.0, approval: Approval | None = None,
-                       operator=None) -> IncidentResult:
+                       operator=None, reconcile_timeout_s: float | None = None) -> IncidentResult:
     queue = f"q-{uuid.uuid4()}"
     detection = Detection(kind=DetectionKind.LOG_LINE, at=datetime.now(UTC), job_id=5, attempt=0, line="Xid 79")
     async with Worker(env.client, task_queue=queue, workflows=[IncidentWorkflow], activities=fakes.activities(),
@@ -121,7 +103,8 @@ async def run_incident(env, fakes: Fakes, mode: Mode = Mode.ACTION, signals: lis
         handle = await env.client.start_workflow(
             IncidentWorkflow.run,
             IncidentInput(cluster="c", job_id=5, attempt=0, environment="demo", mode=mode, settle_s=1.0,
-                          cascade_wait_s=cascade_wait_s, follow_timeout_s=60, approval=approval),
+                          cascade_wait_s=cascade_wait_s, follow_timeout_s=60, approval=approval,
+                          reconcile_timeout_s=reconcile_timeout_s),
             id=f"incident-c-5-0-{uuid.uuid4()}", task_queue=queue,
             start_signal="detect", start_signal_args=[detection],
             execution_timeout=timedelta(hours=1))
