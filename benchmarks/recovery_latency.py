@@ -2,7 +2,7 @@
 
 Runs the demo N times on the local stack and prints each run and the medians,
 beside NVIDIA Recovery's production figures (69 s detection, 94 s action, means).
-Usage: .venv/bin/python benchmarks/recovery_latency.py --runs 5 [--fault xid]
+Usage: .venv/bin/python benchmarks/recovery_latency.py --runs 5 [--fault xid] [--transport local|ssh|advisor]
 """
 
 import argparse

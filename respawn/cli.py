@@ -101,7 +101,8 @@ def _parser() -> argparse.ArgumentParser:
 
     c = command("demo", _demo, "show the recovery loop on the local stack")
     c.add_argument("--json", action="store_true", help="print the result as one JSON object")
-    c.add_argument("--transport", choices=["local", "ssh"], default="local")
+    c.add_argument("--transport", choices=["local", "ssh", "advisor"], default="local",
+                   help="advisor: Respawn advises, the reference controller acts on Slurm")
     c.add_argument("--fault", default="xid")
     c.add_argument("--node", default="node2")
 

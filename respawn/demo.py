@@ -7,6 +7,7 @@ checkpoint, and prints the timeline read back from the audit trail.
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -15,7 +16,7 @@ from pathlib import Path
 from respawn import sandbox
 from respawn.audit import AuditTrail, EventType
 from respawn.config import ClusterConfig, Transport, load_config
-from respawn.labconfig import write_lab_config
+from respawn.labconfig import SERVER_PORT, WRITE_TOKEN, write_lab_config
 from respawn.polling import until
 from respawn.report import describe
 from respawn.sandbox.lab import Lab
@@ -32,7 +33,8 @@ def run_demo(*, as_json: bool, transport: str = "local", fault: str = "xid", nod
     sandbox.up(lab)
     config_path = write_lab_config(lab, Transport(transport))
     config = load_config(config_path)
-    with RespawnProcesses(lab, config_path) as _:
+    # With the advisor transport Respawn only advises: the reference controller acts on Slurm.
+    with RespawnProcesses(lab, config_path, controller=config.scheduler.transport is Transport.ADVISOR):
         result = asyncio.run(_run(lab, config, FaultKind(fault), node, say))
     if as_json:
         print(json.dumps(result, default=str))
@@ -42,18 +44,24 @@ def run_demo(*, as_json: bool, transport: str = "local", fault: str = "xid", nod
 
 
 class RespawnProcesses:
-    """A worker, a detector and the HTTP server as child processes, stopped with SIGTERM on exit."""
+    """A worker, a detector and the HTTP server as child processes (and, with `controller`,
+    the reference controller carrying out the advice of the advisor transport), stopped
+    with SIGTERM on exit."""
 
-    def __init__(self, lab: Lab, config_path: Path) -> None:
-        self._lab, self._config = lab, config_path
+    def __init__(self, lab: Lab, config_path: Path, controller: bool = False) -> None:
+        self._lab, self._config, self._controller = lab, config_path, controller
         self._procs: list[subprocess.Popen] = []
 
     def __enter__(self) -> "RespawnProcesses":
-        for role in ("worker", "detector", "serve"):
+        commands = {role: [role, "--config", str(self._config)] for role in ("worker", "detector", "serve")}
+        if self._controller:
+            commands["controller"] = ["controller", "--config", str(self._config), "--interval", "0.5",
+                                      "--server", f"http://127.0.0.1:{SERVER_PORT}"]
+        for role, args in commands.items():
             log = open(self._lab.log_dir / f"respawn-{role}.log", "ab")
             self._procs.append(subprocess.Popen(
-                [sys.executable, "-m", "respawn.cli", role, "--config", str(self._config)],
-                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
+                [sys.executable, "-m", "respawn.cli", *args], stdout=log, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL, env=os.environ | {"RESPAWN_TOKEN": WRITE_TOKEN}))
         return self
 
     def __exit__(self, *exc) -> None:
@@ -102,7 +110,8 @@ def _result(config: ClusterConfig, job_id: int, fault_at: float | None, final_st
         return first[event].at if event in first else None
 
     fault_time = datetime.fromtimestamp(fault_at, UTC) if fault_at else None
-    detected, released = at(EventType.DETECTED), at(EventType.RELEASED)
+    # Handed back to Slurm: released by Respawn, or by the controller that reports it converged.
+    detected, released = at(EventType.DETECTED), at(EventType.RELEASED) or at(EventType.RECONCILED)
     decided = first.get(EventType.DECIDED)
     resumed = first.get(EventType.RESUMED)
     incident = decided.incident_id if decided else None
