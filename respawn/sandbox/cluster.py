@@ -240,6 +240,26 @@ def nodes_idle(lab: Lab) -> bool:
     return all(n in states and states[n].state == "idle" and not states[n].flags for n in lab.nodes)
 
 
+def idle(lab: Lab, timeout: float = 60.0) -> None:
+    """Every job cancelled, then every node resumed (drained or down), and back idle.
+
+    The nodes' daemons must already be running: each sandbox brings its own back first.
+    """
+    procs.run(["scancel", "--full", "--user", "root"], env=lab.env(), timeout=30)
+    # A job on a node that was lost stays COMPLETING until the node is resumed below.
+    procs.wait_until(lambda: not _queued(lab), timeout / 2, interval=0.2)
+    for node, info in node_states(lab).items():
+        if info.state != "idle" or info.flags:
+            procs.run(["scontrol", "update", f"NodeName={node}", "State=RESUME"], env=lab.env(), timeout=30)
+    if not procs.wait_until(lambda: nodes_idle(lab), timeout, interval=0.2):
+        raise RuntimeError(f"nodes not idle after {timeout:.0f} s: {node_states(lab)}")
+
+
+def _queued(lab: Lab) -> bool:
+    result = procs.run(["squeue", "--noheader", "--all", "--format=%i"], env=lab.env(), timeout=15)
+    return result.returncode != 0 or bool(result.stdout.strip())
+
+
 def _ping(lab: Lab) -> bool:
     result = procs.run(["scontrol", "ping"], env=lab.env(), timeout=15)
     return result.returncode == 0 and "is UP" in result.stdout

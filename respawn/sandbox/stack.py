@@ -7,7 +7,6 @@ from respawn.sandbox import temporal as temporal_server  # `up` has a parameter 
 from respawn.sandbox.lab import Lab
 
 NODES_TIMEOUT = 30.0
-RESET_TIMEOUT = 60.0
 
 
 def up(lab: Lab, nodes: int = 4, ssh: bool = True, temporal: bool = True) -> None:
@@ -72,17 +71,10 @@ def reset(lab: Lab) -> None:
     Between test modules: one module's drained node or lingering job must not
     become the next module's starting state.
     """
-    procs.run(["scancel", "--full", "--user", "root"], env=lab.env(), timeout=30)
     for node in lab.nodes:
         cluster.start_slurmd(lab, node)
         dcgm.heal(lab, node)
-    # A job on a node that was lost stays COMPLETING until the node is resumed below.
-    procs.wait_until(lambda: not _queued(lab), RESET_TIMEOUT / 2, interval=0.2)
-    for node, info in cluster.node_states(lab).items():
-        if info.state != "idle" or info.flags:
-            procs.run(["scontrol", "update", f"NodeName={node}", "State=RESUME"], env=lab.env(), timeout=30)
-    if not procs.wait_until(lambda: cluster.nodes_idle(lab), RESET_TIMEOUT, interval=0.2):
-        raise RuntimeError(f"nodes not idle after {RESET_TIMEOUT:.0f} s: {cluster.node_states(lab)}")
+    cluster.idle(lab)
 
 
 def status(lab: Lab) -> dict[str, str]:
@@ -158,8 +150,3 @@ def _wait_nodes(lab: Lab, nodes: list[str] | None = None) -> None:
     if not procs.wait_until(lambda: cluster.nodes_up(lab, wanted), NODES_TIMEOUT, interval=0.1):
         states = cluster.node_states(lab)
         raise RuntimeError(f"nodes not up after {NODES_TIMEOUT:.0f} s: {states}")
-
-
-def _queued(lab: Lab) -> bool:
-    result = procs.run(["squeue", "--noheader", "--all", "--format=%i"], env=lab.env(), timeout=15)
-    return result.returncode != 0 or bool(result.stdout.strip())

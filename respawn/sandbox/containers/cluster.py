@@ -23,6 +23,7 @@ from pathlib import Path
 
 from respawn import hostlist
 from respawn.sandbox.cluster import COMMON_SETTINGS
+from respawn.sandbox.sshd import COMMON_SETTINGS as SSHD_SETTINGS
 from respawn.sandbox.containers.engine import Engine
 from respawn.sandbox.containers.lab import HOST, SLURMCTLD_PORT, SSH_PORT, ContainerLab
 
@@ -79,17 +80,7 @@ def sshd_config(lab: ContainerLab) -> str:
 Port 22
 HostKey {lab.ssh_host_key}
 AuthorizedKeysFile {lab.ssh_dir / "authorized_keys"}
-PermitRootLogin prohibit-password
-PubkeyAuthentication yes
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-# The keys live under world-writable /tmp on the host, which StrictModes would refuse.
-StrictModes no
-PrintMotd no
-PrintLastLog no
-# Slurm clients in the session need it, or they try a DNS SRV lookup and fail.
-SetEnv SLURM_CONF={lab.slurm_conf}
+{SSHD_SETTINGS.format(slurm_conf=lab.slurm_conf)}
 """
 
 

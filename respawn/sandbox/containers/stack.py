@@ -17,7 +17,6 @@ from respawn.sandbox.containers.engine import Engine
 from respawn.sandbox.containers.lab import HOST, SSH_PORT, TEMPORAL_PORT, TEMPORAL_UI_PORT, ContainerLab
 
 NODES_TIMEOUT = 60.0
-RESET_TIMEOUT = 60.0
 
 
 def engine(lab: ContainerLab) -> Engine:
@@ -79,15 +78,9 @@ def reset(lab: ContainerLab) -> None:
     """Back to an idle cluster without recreating it: every job cancelled, every node's
     container running and attached, every node resumed."""
     eng = engine(lab)
-    procs.run(["scancel", "--full", "--user", "root"], env=lab.env(), timeout=30)
     for node in lab.nodes:
         _ensure_running(eng, lab, node)
-    procs.wait_until(lambda: not _queued(lab), RESET_TIMEOUT / 2, interval=0.5)
-    for node, info in host_daemons.node_states(lab).items():
-        if info.state != "idle" or info.flags:
-            procs.run(["scontrol", "update", f"NodeName={node}", "State=RESUME"], env=lab.env(), timeout=30)
-    if not procs.wait_until(lambda: host_daemons.nodes_idle(lab), RESET_TIMEOUT, interval=0.5):
-        raise RuntimeError(f"nodes not idle after {RESET_TIMEOUT:.0f} s: {host_daemons.node_states(lab)}")
+    host_daemons.idle(lab)
 
 
 def status(lab: ContainerLab) -> dict[str, str]:
@@ -233,9 +226,6 @@ def _wait_nodes(lab: ContainerLab, nodes: list[str]) -> None:
         raise RuntimeError(f"nodes not up after {NODES_TIMEOUT:.0f} s: {states}; logs in {lab.log_dir}")
 
 
-def _queued(lab: ContainerLab) -> bool:
-    result = procs.run(["squeue", "--noheader", "--all", "--format=%i"], env=lab.env(), timeout=15)
-    return result.returncode != 0 or bool(result.stdout.strip())
 
 
 def _check_node(lab: ContainerLab, node: str) -> None:
