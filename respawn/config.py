@@ -12,6 +12,7 @@ from urllib.parse import quote
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from respawn import yamlfile
 from respawn.hook import AttributionHook
 from respawn.gpu_metrics import MetricsSettings
 from respawn.rhythm import ProgressSettings
@@ -230,9 +231,11 @@ class ClusterConfig(_Strict):
 
 def load_config(path: Path) -> ClusterConfig:
     try:
-        data = yaml.safe_load(Path(path).read_text())
+        data = yamlfile.load(Path(path).read_text())
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    except yamlfile.DuplicateKeyError as exc:  # last-one-wins would hide the first from its reader
+        raise ConfigError(f"{path}: {exc}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
     if not isinstance(data, dict):

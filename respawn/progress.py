@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from respawn import yamlfile
 from respawn.runbook import DEFAULT_DIR, RunbookError
 
 
@@ -60,7 +61,7 @@ class ProgressPatterns(BaseModel):
         merged = cls()
         for path in sorted((runbooks / "progress").glob("*.yaml")):
             try:
-                part = cls.model_validate(yaml.safe_load(path.read_text()) or {})
+                part = cls.model_validate(yamlfile.load(path.read_text()) or {})
             except Exception as exc:  # one line, naming the file, whatever went wrong
                 raise RunbookError(f"{path}: {' '.join(str(exc).split())[:300]}") from None
             merged.step += part.step

@@ -14,6 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from respawn.taxonomy import CauseLayer, FailureClass
+from respawn import yamlfile
 
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / "runbooks"
 
@@ -164,7 +165,7 @@ class Catalogue(BaseModel):
 
 def _load_file(path: Path) -> Runbook:
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yamlfile.load(path.read_text())  # a duplicate key is an error, naming its line
         return Runbook.model_validate(data)
     except (OSError, yaml.YAMLError) as exc:
         raise RunbookError(f"{path}: {' '.join(str(exc).split())}") from None

@@ -66,3 +66,40 @@ def test_bad_file_gives_one_line_naming_the_problem(tmp_path, text, message):
 def test_missing_file(tmp_path):
     with pytest.raises(ConfigError, match="cannot read"):
         load_config(tmp_path / "nope.yaml")
+
+
+# --- A key given twice is an error, in the configuration and in runbooks (respawn/yamlfile.py). ---
+
+@pytest.mark.parametrize(("text", "line", "key"), [
+    (GOOD + "budgets: {max_restarts: 0}\n", 14, "budgets"),  # the second one, lower down, would have won
+    (GOOD.replace("  research: {max_mode: action}\n", "  research: {max_mode: observe, max_mode: action}\n"),
+     8, "max_mode"),
+    (GOOD.replace("  prod: {max_mode: observe}\n", "  prod: {max_mode: observe}\n  prod: {max_mode: action}\n"),
+     8, "prod"),
+])
+def test_a_duplicate_key_is_one_line_naming_its_line_not_last_one_wins(tmp_path, text, line, key):
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value) == f"{path}: line {line}: duplicate key '{key}'"
+
+
+def test_a_merge_key_may_still_be_overridden():
+    from respawn import yamlfile
+
+    assert yamlfile.load("a: &a {x: 1, y: 2}\nb: {<<: *a, x: 3}\n")["b"] == {"x": 3, "y": 2}
+
+
+def test_runbooks_and_progress_patterns_refuse_a_duplicate_key(tmp_path):
+    from respawn.progress import ProgressPatterns
+    from respawn.runbook import Catalogue, RunbookError
+
+    book = (Path(__file__).parent.parent / "runbooks" / "storage.yaml").read_text()
+    (tmp_path / "storage.yaml").write_text("priority: 10\n" + book.replace("priority:", "# priority:")
+                                           + "priority: 90\n")
+    with pytest.raises(RunbookError, match=r"storage\.yaml: line \d+: duplicate key 'priority'$"):
+        Catalogue.load(tmp_path)
+    (tmp_path / "progress").mkdir()
+    (tmp_path / "progress" / "default.yaml").write_text("step: []\nstep: []\n")
+    with pytest.raises(RunbookError, match=r"default\.yaml: line 2: duplicate key 'step'$"):
+        ProgressPatterns.load(tmp_path)
