@@ -106,7 +106,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--fault", default="xid")
     c.add_argument("--node", default="node2")
 
-    c = command("config", _config_check, "validate a cluster configuration file")
+    c = command("config", _config_check, "validate a cluster configuration file, and the files holding its secrets"
+                " (exit 1: a secret file missing, unreadable or readable by others; 2: an invalid file)")
     c.add_argument("path", type=Path)
     return p
 
@@ -365,7 +366,16 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _config_check(args: argparse.Namespace) -> int:
+    from respawn.secretfiles import check
+
     config = load_config(args.path)
+    findings = check(config, args.path)  # the files its secrets are in: there, readable, and only by their owner
+    for finding in findings:
+        print(f"{args.path}: {finding}", file=sys.stderr)
+    problems = sum(f.problem for f in findings)
+    if problems:
+        print(f"{args.path}: {problems} problem(s) with secret files", file=sys.stderr)
+        return 1
     print(f"{args.path}: ok (cluster {config.cluster}, {len(config.environments)} environments)")
     return 0
 

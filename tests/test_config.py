@@ -1,3 +1,4 @@
+import os
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,74 @@ def test_runbooks_and_progress_patterns_refuse_a_duplicate_key(tmp_path):
     (tmp_path / "progress" / "default.yaml").write_text("step: []\nstep: []\n")
     with pytest.raises(RunbookError, match=r"default\.yaml: line 2: duplicate key 'step'$"):
         ProgressPatterns.load(tmp_path)
+
+
+# --- `respawn config` checks the files that hold secrets (respawn/secretfiles.py). ---
+
+def secrets_config(tmp_path: Path, tokens: str, mode: int = 0o600) -> Path:
+    key = tmp_path / "id_ed25519"
+    key.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n...\n")
+    key.chmod(0o600)
+    path = write(tmp_path, GOOD.replace("client_key: /etc/respawn/id", f"client_key: {key}")
+                 + f"server:\n  tokens:\n{tokens}")
+    path.chmod(mode)
+    return path
+
+
+def respawn_config(path: Path, capsys) -> tuple[int, str]:
+    from respawn.cli import main
+
+    rc = main(["config", str(path)])
+    captured = capsys.readouterr()
+    return rc, captured.out + captured.err
+
+
+def test_config_with_secret_files_only_their_owner_reads_is_ok(tmp_path, capsys):
+    token = tmp_path / "controller.token"
+    token.write_text("controller-token-0123456789\n")
+    token.chmod(0o600)
+    path = secrets_config(tmp_path, f"    - {{name: controller, token_file: {token}, scopes: [read, write]}}\n")
+    assert respawn_config(path, capsys) == (0, f"{path}: ok (cluster gpu-a, 2 environments)\n")
+
+
+def test_config_reports_a_missing_or_open_token_file_and_an_open_key_naming_the_fix(tmp_path, capsys):
+    token = tmp_path / "controller.token"
+    token.write_text("controller-token-0123456789\n")
+    token.chmod(0o644)
+    (tmp_path / "id_ed25519").touch()
+    path = secrets_config(tmp_path, f"    - {{name: controller, token_file: {token}, scopes: [read, write]}}\n"
+                                    f"    - {{name: gone, token_file: {tmp_path}/gone.token, scopes: [read]}}\n")
+    (tmp_path / "id_ed25519").chmod(0o640)
+    rc, said = respawn_config(path, capsys)
+    assert rc == 1
+    lines = said.splitlines()
+    assert f"{path}: server.tokens[controller].token_file: {token}: group or others have access (mode 0644):" \
+           f" chmod 600 {token}" in lines
+    assert any(line.startswith(f"{path}: server.tokens[gone].token_file: {tmp_path}/gone.token: missing")
+               for line in lines)
+    assert any("scheduler.ssh.client_key" in line and "mode 0640" in line and "chmod 600" in line for line in lines)
+    assert lines[-1] == f"{path}: 3 problem(s) with secret files"
+    assert "controller-token-0123456789" not in said  # a secret is never echoed
+
+
+def test_config_reports_an_unreadable_or_short_token_file(tmp_path, capsys):
+    token = tmp_path / "short.token"
+    token.write_text("too-short\n")
+    token.chmod(0o600)
+    path = secrets_config(tmp_path, f"    - {{name: short, token_file: {token}, scopes: [read]}}\n")
+    rc, said = respawn_config(path, capsys)
+    assert rc == 1 and "server.tokens[short].token_file" in said and "fewer than 16 characters" in said
+    if os.geteuid() != 0:  # root reads whatever the mode says
+        token.write_text("long-enough-0123456789\n")
+        token.chmod(0o000)
+        rc, said = respawn_config(path, capsys)
+        assert rc == 1 and "cannot read" in said and "Permission denied" in said
+
+
+def test_an_inline_token_in_a_config_others_can_read_is_a_warning(tmp_path, capsys):
+    inline = "    - {name: ci, token: inline-token-0123456789, scopes: [read]}\n"
+    rc, said = respawn_config(secrets_config(tmp_path, inline, mode=0o644), capsys)
+    assert rc == 0 and "warning: server.tokens[ci].token:" in said and "prefer token_file" in said
+    assert "inline-token-0123456789" not in said
+    rc, said = respawn_config(secrets_config(tmp_path, inline, mode=0o600), capsys)
+    assert rc == 0 and "warning" not in said
