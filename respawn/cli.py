@@ -57,8 +57,10 @@ def _parser() -> argparse.ArgumentParser:
     c = command("controller", _controller, "reference controller: apply the Advisor API's advice to Slurm",
                 config=True)
     c.add_argument("--server", required=True, help="the Respawn server, e.g. http://127.0.0.1:8080")
-    c.add_argument("--token", default=os.environ.get("RESPAWN_TOKEN"),
-                   help="a bearer token with read and write scopes (default: $RESPAWN_TOKEN)")
+    c.add_argument("--token-file", type=Path, default=None,
+                   help="a file holding a bearer token with read and write scopes (mode 600);"
+                        " without it, $RESPAWN_TOKEN")
+    c.add_argument("--token", action=_NoTokenOnTheCommandLine, nargs="?", help=argparse.SUPPRESS)
     c.add_argument("--interval", type=float, default=1.0, help="seconds between polls")
 
     c = command("incidents", _incidents, "list incidents from the audit trail", config=True)
@@ -110,6 +112,14 @@ def _parser() -> argparse.ArgumentParser:
                 " (exit 1: a secret file missing, unreadable or readable by others; 2: an invalid file)")
     c.add_argument("path", type=Path)
     return p
+
+
+class _NoTokenOnTheCommandLine(argparse.Action):
+    """`--token` is refused (rather than read as an abbreviation of --token-file), and its value never echoed."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        parser.error("--token is not accepted: a token on the command line is visible to every user of the host;"
+                     " use --token-file FILE (mode 600) or set RESPAWN_TOKEN")
 
 
 def _config(args: argparse.Namespace) -> ClusterConfig:
@@ -211,16 +221,19 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _controller(args: argparse.Namespace) -> int:
-    from respawn.controller import run_controller
+    from respawn.controller import TOKEN_ENV, TokenError, controller_token, run_controller
     from workers.signals import stop_on_signals
 
-    if not args.token:
-        print("respawn controller: give --token or set RESPAWN_TOKEN", file=sys.stderr)
+    try:
+        token = controller_token(args.token_file, os.environ)
+    except TokenError as exc:
+        print(f"respawn controller: {exc}", file=sys.stderr)
         return 2
+    os.environ.pop(TOKEN_ENV, None)  # not handed on to the scontrol and squeue it runs
     config = _config(args)
 
     async def run() -> None:
-        await run_controller(config, args.server, args.token, args.interval, stop_on_signals())
+        await run_controller(config, args.server, token, args.interval, stop_on_signals())
 
     asyncio.run(run())
     return 0

@@ -12,6 +12,7 @@ implements the same contract (docs/advisor-api.md); this one is what the tests u
 import asyncio
 import logging
 import os
+from pathlib import Path
 
 import httpx
 
@@ -155,6 +156,38 @@ class Controller:
             return f"already {job.state}"
         await self._slurm.cancel(job.job_id)
         return f"cancelled ({job.state})"
+
+
+TOKEN_ENV = "RESPAWN_TOKEN"
+
+
+class TokenError(ValueError):
+    """No usable token for the controller; the message is one line and never holds the token."""
+
+
+def controller_token(token_file: Path | None, environ: dict[str, str]) -> str:
+    """The controller's bearer token: from `token_file` when given, else from $RESPAWN_TOKEN.
+
+    Never from the command line, where every user of the host reads it (`ps`,
+    /proc/PID/cmdline) and shell history keeps it."""
+    if token_file is not None:
+        try:
+            token = token_file.read_text().strip()
+        except OSError as exc:
+            raise TokenError(f"cannot read token file {token_file}: {exc.strerror}") from None
+        try:
+            if token_file.stat().st_mode & 0o077:
+                log.warning("token file %s is open to group or others: chmod 600 %s", token_file, token_file)
+        except OSError:
+            pass
+        where = f"token file {token_file}"
+    elif environ.get(TOKEN_ENV):
+        token, where = environ[TOKEN_ENV].strip(), f"${TOKEN_ENV}"
+    else:
+        raise TokenError(f"give --token-file FILE or set {TOKEN_ENV} (a token is never taken from the command line)")
+    if not token or any(c.isspace() for c in token):
+        raise TokenError(f"{where}: expected one token on one line")
+    return token
 
 
 def controller_slurm(config: ClusterConfig) -> Slurm:

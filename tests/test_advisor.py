@@ -41,10 +41,14 @@ async def api(cluster):
 
 def controller(cluster: Cluster) -> subprocess.Popen:
     config_path = cluster.lab.root / f"{cluster.config.cluster}.yaml"
+    token = cluster.lab.root / "advisor-controller.token"  # from a file: never on the command line
+    token.touch(mode=0o600)
+    token.chmod(0o600)
+    token.write_text(WRITE_TOKEN + "\n")
     with open(cluster.lab.log_dir / "respawn-advisor-controller.log", "ab") as log:
         return subprocess.Popen(
             [sys.executable, "-m", "respawn.cli", "controller", "--config", str(config_path), "--server", SERVER,
-             "--token", WRITE_TOKEN, "--interval", "0.5"],
+             "--token-file", str(token), "--interval", "0.5"],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
 

@@ -2,6 +2,7 @@
 the Advisor API (in process) and a scripted Slurm, and the worker's activities that
 publish advice and wait for its reconciliation."""
 
+import os
 from datetime import UTC, datetime
 
 import httpx
@@ -177,3 +178,73 @@ async def test_reconciliation_ends_converged_superseded_or_timed_out(services, a
     assert late.published_at <= datetime.now(UTC)
     outcome = await env.run(activities.await_reconciliation, ref(late, timeout_s=0.01))
     assert not outcome.converged and "no controller reconciled it" in outcome.detail
+
+
+# --- `respawn controller` takes its token from a file or $RESPAWN_TOKEN, never the command line. ---
+
+@pytest.fixture
+def controller_cli(tmp_path, monkeypatch):
+    """`respawn controller` up to the point it would poll: the token it would use, or its exit and stderr."""
+    import yaml
+
+    import respawn.controller
+    from respawn.cli import main
+
+    path = tmp_path / "respawn.yaml"
+    path.write_text(yaml.safe_dump(make_config(tmp_path).model_dump(mode="json", exclude_defaults=True)))
+    used: list[str] = []
+
+    async def run_controller(config, server, token, interval_s, stop):
+        used.append(token)
+        assert os.environ.get("RESPAWN_TOKEN") is None  # not handed on to the Slurm commands it runs
+
+    monkeypatch.setattr(respawn.controller, "run_controller", run_controller)
+    monkeypatch.delenv("RESPAWN_TOKEN", raising=False)
+
+    def run(*args: str) -> tuple[int, list[str]]:
+        try:
+            rc = main(["controller", "--config", str(path), "--server", "http://127.0.0.1:9", *args])
+        except SystemExit as exc:  # argparse's refusals
+            rc = exc.code
+        return rc, used
+    return run
+
+
+def token_file(tmp_path, text: str, mode: int = 0o600):
+    path = tmp_path / "controller.token"
+    path.write_text(text)
+    path.chmod(mode)
+    return path
+
+
+def test_controller_token_from_a_file_preferred_to_the_environment(controller_cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("RESPAWN_TOKEN", "from-the-environment-0123")
+    assert controller_cli("--token-file", str(token_file(tmp_path, WRITE + "\n"))) == (0, [WRITE])
+    monkeypatch.setenv("RESPAWN_TOKEN", "from-the-environment-0123")
+    assert controller_cli() == (0, [WRITE, "from-the-environment-0123"])
+
+
+def test_controller_without_a_token_or_with_an_unusable_file_is_one_line(controller_cli, tmp_path, capsys):
+    assert controller_cli() == (2, [])
+    assert capsys.readouterr().err == \
+        "respawn controller: give --token-file FILE or set RESPAWN_TOKEN (a token is never taken from the command line)\n"
+    assert controller_cli("--token-file", str(tmp_path / "missing.token")) == (2, [])
+    assert capsys.readouterr().err == \
+        f"respawn controller: cannot read token file {tmp_path}/missing.token: No such file or directory\n"
+    assert controller_cli("--token-file", str(token_file(tmp_path, "two\nlines\n"))) == (2, [])
+    err = capsys.readouterr().err
+    assert err.endswith("controller.token: expected one token on one line\n") and "lines" not in err
+
+
+def test_controller_refuses_a_token_on_the_command_line_without_echoing_it(controller_cli, capsys):
+    for args in (["--token", WRITE], [f"--token={WRITE}"], ["--tok", WRITE]):
+        rc, used = controller_cli(*args)
+        err = capsys.readouterr().err
+        assert rc == 2 and used == [] and WRITE not in err and "--token" in err
+    assert "--token-file FILE" in err or "ambiguous" in err
+
+
+def test_controller_warns_of_a_token_file_others_can_read(controller_cli, tmp_path, caplog):
+    path = token_file(tmp_path, WRITE, mode=0o644)
+    assert controller_cli("--token-file", str(path)) == (0, [WRITE])
+    assert f"chmod 600 {path}" in caplog.text and WRITE not in caplog.text
