@@ -1,0 +1,32 @@
+"""Upgrade safety: the recorded histories of incidents (tests/data/histories/, one per
+path through the workflow) replay against the workflow code in this tree.
+
+A failure here means a worker with this code would break an incident that is open
+while it is deployed: the change needs `workflow.patched` (or a new workflow type),
+not a re-recording. See tests/data/histories/README.md.
+"""
+
+from pathlib import Path
+
+import pytest
+from temporalio.client import WorkflowHistory
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.worker import Replayer
+
+from tests.workflow_histories import CATALOGUE, workflow_id
+from workflows.incident import IncidentWorkflow
+
+HISTORIES = Path(__file__).parent / "data" / "histories"
+RECORDED = sorted(HISTORIES.glob("*.json"))
+
+
+def test_every_catalogued_path_has_a_recorded_history():
+    catalogued = {path for paths in CATALOGUE.values() for path in paths}
+    assert catalogued <= {p.stem for p in RECORDED}, "re-record: tests/data/histories/README.md"
+
+
+@pytest.mark.parametrize("recorded", RECORDED, ids=[p.stem for p in RECORDED])
+async def test_recorded_incident_replays_on_this_code(recorded: Path):
+    history = WorkflowHistory.from_json(workflow_id(recorded.stem), recorded.read_text())
+    replayer = Replayer(workflows=[IncidentWorkflow], data_converter=pydantic_data_converter)
+    await replayer.replay_workflow(history)

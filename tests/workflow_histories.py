@@ -1,0 +1,91 @@
+"""Recorder of incident workflow histories, the fixtures that tests/test_replay.py replays.
+
+A pytest plugin, loaded only on purpose (`-p tests.workflow_histories`) with
+RESPAWN_RECORD_HISTORIES set to a folder: every workflow a test starts gets a fixed id,
+and when the test is over the history of each one that completed is written to
+FOLDER/<path>.json, named from CATALOGUE below. How and when to re-record:
+tests/data/histories/README.md.
+
+    RESPAWN_RECORD_HISTORIES=/tmp/histories .venv/bin/python -m pytest -q -p tests.workflow_histories \
+        tests/test_incident_workflow.py tests/test_advisor_workflow.py tests/test_workflow_paths.py
+"""
+
+import os
+from pathlib import Path
+
+import pytest
+from temporalio.client import Client, WorkflowExecutionStatus
+
+# test function -> the path each workflow it runs covers, in the order it starts them
+CATALOGUE: dict[str, list[str]] = {
+    # tests/test_incident_workflow.py
+    "test_action_mode_records_the_decision_before_acting_and_follows_the_next_attempt": ["restart_excluding"],
+    "test_observe_mode_recommends_and_never_touches_the_scheduler": ["observe_recommended"],
+    "test_stop_decision_does_nothing_on_the_scheduler": ["stop"],
+    "test_communication_error_waits_for_a_dead_node_then_blames_it": ["cascade_node_down"],
+    "test_communication_error_with_no_dead_node_goes_on_after_the_wait": ["cascade_wait_timeout"],
+    "test_job_cancelled_by_its_owner_mid_incident_closes_it_and_does_nothing_more": ["job_gone_at_hold"],
+    "test_operator_stop_replaces_the_decision_and_is_recorded_with_who_and_why": ["override_stop"],
+    "test_operator_restart_excludes_the_nodes_given": ["override_restart_excluding"],
+    "test_approve_is_refused_when_nothing_awaits_approval": ["override_approve_refused"],
+    "test_approval_environment_waits_and_acts_when_approved": ["approval_approved"],
+    "test_denied_incident_does_nothing": ["approval_denied"],
+    "test_unanswered_approval_follows_the_default": ["approval_timeout_deny", "approval_timeout_approve"],
+    "test_node_with_backed_record_is_drained_after_the_release": ["restart_drain"],
+    "test_unbacked_drain_is_only_recommended": ["restart_drain_unbacked"],
+    # tests/test_advisor_workflow.py
+    "test_restart_is_published_as_advice_reconciled_then_followed": ["advisor_restart_converged"],
+    "test_abandoned_advice_closes_the_incident_without_following": ["advisor_restart_abandoned"],
+    "test_stop_is_advised_too_and_recorded_once_carried_out": ["advisor_stop"],
+    "test_observe_mode_publishes_no_advice": ["advisor_observe"],
+    # tests/test_workflow_paths.py
+    "test_plain_restart_excludes_nothing": ["restart"],
+    "test_systemic_failure_is_recorded_before_the_decision": ["restart_systemic"],
+    "test_no_next_attempt_closes_the_incident": ["restart_no_next_attempt"],
+    "test_job_gone_while_following_closes_the_incident": ["job_gone_while_following"],
+    "test_operator_release_lets_the_job_go_unchanged": ["override_release"],
+    "test_operator_signal_stop_from_the_web_ui": ["override_signal_stop"],
+    "test_advisor_release_is_advised": ["advisor_override_release"],
+    "test_advisor_stop_not_carried_out_closes": ["advisor_stop_abandoned"],
+    "test_slowdown_is_recommended_beside_the_attempt": ["slowdown_recommended"],
+    "test_slowdown_acted_on_excludes_the_slow_node": ["slowdown_restart_excluding"],
+}
+
+
+def workflow_id(path: str) -> str:
+    """The id a recorded workflow ran under; tests/test_replay.py replays it under the same."""
+    return f"incident-c-5-0-{path}"
+
+
+def _paths(test: str) -> list[str]:
+    if test in CATALOGUE:
+        return CATALOGUE[test]
+    return [test.removeprefix("test_")]  # not catalogued yet: named after its test
+
+
+@pytest.fixture(autouse=True)
+async def _record_histories(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
+    folder = os.environ.get("RESPAWN_RECORD_HISTORIES")
+    if not folder:
+        yield
+        return
+    paths = _paths(request.node.originalname)
+    handles: list[tuple[str, object]] = []
+    start = Client.start_workflow
+
+    async def recorded_start(self, *args, **kwargs):
+        n = len(handles)
+        path = paths[n] if n < len(paths) else f"{paths[-1]}-{n + 1}"
+        kwargs["id"] = workflow_id(path)
+        handle = await start(self, *args, **kwargs)
+        handles.append((path, handle))
+        return handle
+
+    monkeypatch.setattr(Client, "start_workflow", recorded_start)
+    yield
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    for path, handle in handles:
+        if (await handle.describe()).status is not WorkflowExecutionStatus.COMPLETED:
+            continue  # only a history that ran to its end is a fixture
+        history = await handle.fetch_history()
+        (Path(folder) / f"{path}.json").write_text(history.to_json() + "\n")
