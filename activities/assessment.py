@@ -1,3 +1,4 @@
+import asyncio
 import logging
 from datetime import UTC, datetime, timedelta
 
@@ -9,6 +10,7 @@ from respawn.decision import JobHistory, JobShape, PastIncident, decide
 from respawn.evidence import Evidence, LineSource
 from respawn.hook import consult
 from respawn.incident import Assessment, AssessRequest
+from respawn.interruption import judge
 from respawn.ledger import NodeRecord, judge_nodes
 from respawn.services import Services
 from respawn.taxonomy import FailureClass
@@ -31,27 +33,38 @@ class AssessmentActivities:
         attribution hook is asked in between; it falls back, never fails.
         """
         gathered = req.gathered
-        attribution = attribute(self._s.catalogue, self._s.matcher, gathered.evidence)
+        # Off the event loop: the job's text is read here, and the worker runs other incidents.
+        attribution = await asyncio.to_thread(attribute, self._s.catalogue, self._s.matcher, gathered.evidence)
         hook = self._s.config.attribution_hook
         if hook is not None:
             attribution = await consult(hook, self._s.catalogue, gathered.evidence, attribution)
         runbook = self._s.catalogue.runbook(attribution.failure_class)
         evidence = gathered.evidence
-        suspects = [n for n in attribution.nodes if n in evidence.nodes] if attribution.node_implicated else []
-        nodes = judge_nodes(suspects, self._node_evidence(evidence), self._node_record(req.incident_id),
-                            self._s.config.budgets, gathered.cluster_nodes)
+        # Only a node of this attempt's allocation, and of the cluster, can be blamed, recorded
+        # and counted in the node record: with no allocation known, nobody is.
+        ours = set(evidence.nodes) & set(gathered.cluster_nodes)
+        if any(n not in ours for n in attribution.nodes):
+            attribution = attribution.model_copy(update={"nodes": [n for n in attribution.nodes if n in ours]})
+        suspects = attribution.nodes if attribution.node_implicated else []
+        record = await asyncio.to_thread(self._node_record, req.incident_id, set(gathered.cluster_nodes))
+        history = await asyncio.to_thread(self._history, req.incident.job_id, req.incident.attempt,
+                                          gathered.excluded_nodes)
+        nodes = judge_nodes(suspects, self._node_evidence(evidence), record, self._s.config.budgets,
+                            gathered.cluster_nodes)
         if nodes.systemic:
             log.error("incident %s: %s", req.incident_id, nodes.reason)
         decision = decide(
             attribution,
             runbook,
-            self._history(req.incident.job_id, req.incident.attempt, gathered.excluded_nodes),
+            history,
             self._s.config.budgets,
             JobShape(job_nodes=evidence.nodes, cluster_nodes=gathered.cluster_nodes),
             gathered.checkpoint_step,
             systemic=nodes.systemic,
         )
-        return Assessment(attribution=attribution, decision=decision, nodes=nodes)
+        interruption = judge(gathered.job_state, gathered.restart_count, req.incident.attempt, req.detections,
+                             self._s.catalogue.onset)
+        return Assessment(attribution=attribution, decision=decision, nodes=nodes, interruption=interruption)
 
     def _node_evidence(self, evidence: Evidence) -> set[str]:
         """Nodes that node-level sources (kernel log, GPU metrics, Slurm) say are faulty."""
@@ -61,7 +74,8 @@ class AssessmentActivities:
                 backed.add(line.node)
         return backed
 
-    def _node_record(self, incident_id: str) -> NodeRecord:
+    def _node_record(self, incident_id: str, cluster_nodes: set[str]) -> NodeRecord:
+        """Nodes implicated by other incidents within the windows: only the cluster's own count."""
         budgets = self._s.config.budgets
         now = datetime.now(UTC)
         since = now - timedelta(seconds=max(budgets.node_window_s, budgets.systemic_window_s))
@@ -73,6 +87,8 @@ class AssessmentActivities:
                 continue
             age = (now - row.at).total_seconds()
             for node in row.nodes:
+                if node not in cluster_nodes:
+                    continue
                 if age <= budgets.node_window_s:
                     record.in_drain_window[node] = record.in_drain_window.get(node, 0) + 1
                 if age <= budgets.systemic_window_s:

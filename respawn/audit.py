@@ -19,6 +19,7 @@ class EventType(StrEnum):
     NOT_ENROLLED = "not_enrolled"
     ENROLLED = "enrolled"
     DETECTED = "detected"
+    NOT_INTERRUPTED = "not_interrupted"  # a suspicion the attempt outlived, or an end its owner meant
     ATTRIBUTED = "attributed"
     DECIDED = "decided"  # the recommendation, recorded before anything is done
     HELD = "held"
@@ -29,6 +30,7 @@ class EventType(StrEnum):
     RESUMED = "resumed"
     JOB_COMPLETED = "job_completed"
     JOB_ENDED = "job_ended"
+    WATCH_ERROR = "watch_error"  # the detector could not read or match a job's output (once per kind of error)
     INCIDENT_CLOSED = "incident_closed"
     OVERRIDE = "override"  # an operator's command, with who and why
     DRAINED = "drained"

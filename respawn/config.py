@@ -149,6 +149,10 @@ class DetectorSettings(_Strict):
     # A communication error is often the echo of a node that died: wait this
     # long for Slurm to notice a dead node before blaming nobody.
     cascade_wait_s: float = Field(default=20.0, ge=0, le=600)
+    # A failure-like line in an attempt that still runs is a suspicion: the incident
+    # waits this long for the interruption to be confirmed (the attempt ends, stalls,
+    # loses a node) before it closes as not interrupted (respawn/interruption.py).
+    confirm_window_s: float = Field(default=30.0, gt=0, le=3600)
     # How long the incident follows the next attempt before it closes.
     follow_timeout_s: float = Field(default=600.0, gt=0)
     # At most this many log detections are signalled per job attempt.

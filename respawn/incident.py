@@ -11,6 +11,7 @@ from respawn.attribution import Attribution
 from respawn.config import Approval, Mode
 from respawn.decision import Decision
 from respawn.evidence import Evidence
+from respawn.interruption import ASSUMED, Interruption
 from respawn.ledger import NodeVerdict
 
 
@@ -47,6 +48,9 @@ class IncidentInput(BaseModel):
     settle_s: float
     cascade_wait_s: float
     follow_timeout_s: float
+    # How long a suspicion waits for the interruption to be confirmed before the
+    # incident closes as not interrupted (respawn/interruption.py).
+    confirm_window_s: float = 30.0
     approval: Approval | None = None  # the environment wants an operator's word before acting
     # advisor transport: publish advice and wait this long for a controller's
     # reconciliation instead of acting on Slurm. None: act on Slurm directly.
@@ -82,6 +86,8 @@ class Override(BaseModel):
 
 class Phase(StrEnum):
     DETECTED = "detected"
+    SUSPECTED = "suspected"  # failure-like text in a running attempt: awaiting confirmation
+    NOT_INTERRUPTED = "not_interrupted"  # the attempt went on, or ended as meant: nothing to recover
     ATTRIBUTED = "attributed"
     RECOMMENDED = "recommended"  # observe mode: decided, nothing done
     AWAITING_APPROVAL = "awaiting_approval"
@@ -94,11 +100,15 @@ class Phase(StrEnum):
     CLOSED = "closed"
 
 
-def incident_id(cluster: str, job_id: int, attempt: int, kind: DetectionKind | None = None) -> str:
-    """One incident per attempt, and a slowdown beside it: a slow job keeps running,
-    so a crash later in the same attempt must still find an incident to open."""
+def incident_id(cluster: str, job_id: int, attempt: int, kind: DetectionKind | None = None, seq: int = 0) -> str:
+    """One incident per interruption of an attempt, and a slowdown beside it: a slow
+    job keeps running, so a crash later in the same attempt must still find an
+    incident to open. An incident that found the attempt not interrupted leaves
+    the attempt watched: the next suspicion opens the next one (`seq`)."""
     base = f"incident-{cluster}-{job_id}-{attempt}"
-    return f"{base}-slowdown" if kind is DetectionKind.SLOWDOWN else base
+    if kind is DetectionKind.SLOWDOWN:
+        return f"{base}-slowdown"
+    return f"{base}.{seq}" if seq else base
 
 
 class GatherRequest(BaseModel):
@@ -116,18 +126,22 @@ class Gathered(BaseModel):
     cluster_nodes: list[str]
     excluded_nodes: list[str]
     job_state: str
+    restart_count: int | None = None  # Slurm's, when gathered: past the attempt, Slurm requeued it
+    last_step: int | None = None  # the newest training step the attempt reported
 
 
 class AssessRequest(BaseModel):
     incident: IncidentInput
     incident_id: str
     gathered: Gathered
+    detections: list[Detection] = Field(default_factory=list)
 
 
 class Assessment(BaseModel):
     attribution: Attribution
     decision: Decision
     nodes: NodeVerdict = Field(default_factory=NodeVerdict)
+    interruption: Interruption = ASSUMED
 
 
 class ActionRequest(BaseModel):
@@ -176,3 +190,5 @@ class IncidentResult(BaseModel):
     excluded_nodes: list[str] = Field(default_factory=list)
     next_attempt: AttemptStarted | None = None
     resumed: Resumed | None = None
+    # Not interrupted: where its evidence ended, so the attempt's next incident reads what came after.
+    log_end: int | None = None

@@ -18,7 +18,7 @@ from types import MappingProxyType
 
 import re2
 
-from respawn.runbook import Catalogue, NodeRule, quiet_options
+from respawn.runbook import Catalogue, NodeRule, Onset, quiet_options
 from respawn.taxonomy import CauseLayer, FailureClass
 
 # The DFA a set builds over ~100 patterns can outgrow RE2's default 8 MiB on long,
@@ -39,6 +39,7 @@ class Hit:
     recoverable_by_restart: bool | None
     priority: int
     groups: Mapping[str, str]  # named groups that took part in the match
+    onset: Onset = Onset.SUSPECTED  # whether the line alone confirms an interruption
 
     @property
     def benign(self) -> bool:
@@ -56,6 +57,7 @@ class _Rule:
     regex: str
     compiled: re2._Regexp
     xid_codes: frozenset[int] | None
+    onset: Onset
 
     def hit(self, line: str) -> Hit | None:
         found = self.compiled.search(line)
@@ -65,7 +67,7 @@ class _Rule:
         if self.xid_codes is not None and _xid(groups) not in self.xid_codes:
             return None
         return Hit(self.pattern, self.failure_class, self.cause_layer, self.node_rule,
-                   self.recoverable_by_restart, self.priority, MappingProxyType(groups))
+                   self.recoverable_by_restart, self.priority, MappingProxyType(groups), self.onset)
 
 
 def _xid(groups: Mapping[str, str]) -> int | None:
@@ -133,6 +135,7 @@ class Matcher:
                     regex=p.regex,
                     compiled=re2.compile(p.regex, options=quiet_options()),
                     xid_codes=frozenset(p.xid_codes) if p.xid_codes is not None else None,
+                    onset=p.onset or book.onset,
                 ))
         return cls(rules)
 

@@ -43,6 +43,20 @@ class Action(StrEnum):
     STOP = "stop"  # retrying is futile: leave the job ended, say why
 
 
+class Onset(StrEnum):
+    """What a line says about whether the attempt is interrupted.
+
+    A failure-like line in an attempt that still runs is a suspicion: jobs print
+    and handle such text all the time (batch-size finders, retrying loaders,
+    caught exceptions). Only some lines are known to be followed by the process
+    dying or hanging; only Slurm's state says how an attempt ended.
+    """
+
+    SUSPECTED = "suspected"  # confirmed only by the attempt's end, its ranks stalling, or a certain line
+    CERTAIN = "certain"  # the process dies or hangs after it by its nature: it confirms the interruption
+    REPORTED = "reported"  # Slurm's report of an end it caused: opens no incident, the job's state decides
+
+
 class Rung(BaseModel):
     model_config = ConfigDict(extra="forbid")
     action: Action
@@ -73,6 +87,8 @@ class Pattern(BaseModel):
     # Optional sub-classification: the pattern matches only when its `xid` group is
     # one of these codes (fatal Xids here, NVLink Xids there).
     xid_codes: list[int] | None = None
+    # What the line says about the interruption; left out, the runbook's value holds.
+    onset: Onset | None = None
     description: str = ""
 
     @field_validator("regex")
@@ -107,6 +123,8 @@ class Runbook(BaseModel):
     recoverable_by_restart: bool | None
     node_rule: NodeRule = NodeRule.NONE
     priority: int = Field(default=50, ge=0, le=1000)
+    # What this class's lines say about the interruption (`Onset`), unless a pattern says otherwise.
+    onset: Onset = Onset.SUSPECTED
     patterns: list[Pattern] = Field(default_factory=list)
     ladder: list[Rung]
     # Restarts allowed for this class in one job; None means the cluster's budget.
@@ -161,6 +179,14 @@ class Catalogue(BaseModel):
 
     def runbook(self, failure_class: FailureClass) -> Runbook:
         return self.runbooks[failure_class]
+
+    def onset(self, pattern_id: str) -> Onset | None:
+        """What a pattern's lines say about the interruption; None for an unknown id."""
+        for book in self.runbooks.values():
+            for pattern in book.patterns:
+                if pattern.id == pattern_id:
+                    return pattern.onset or book.onset
+        return None
 
 
 def _load_file(path: Path) -> Runbook:

@@ -16,6 +16,7 @@ from respawn.audit import AuditEvent
 from respawn.config import Approval, Mode
 from respawn.decision import Decision
 from respawn.evidence import Evidence
+from respawn.interruption import Interruption
 from respawn.incident import (
     ActionRequest, ActionResult, Assessment, AssessRequest, AttemptStarted, Detection, DetectionKind,
     FollowRequest, Gathered, GatherRequest, IncidentInput, IncidentResult, Override, OverrideAction, Phase,
@@ -31,9 +32,10 @@ class Fakes:
     """Activities that answer from a script and remember what was called, in order."""
 
     def __init__(self, attributions: list[Attribution], decision: Decision, gone_at: str | None = None,
-                 nodes: NodeVerdict | None = None) -> None:
+                 nodes: NodeVerdict | None = None, interruptions: list[Interruption] | None = None) -> None:
         self.gone_at = gone_at  # an action that finds the job cancelled by its owner
         self.nodes = nodes or NodeVerdict()
+        self._interruptions = interruptions  # the verdict of each assessment in turn (the last one repeats)
         self.requests: dict[str, ActionRequest] = {}
         self.calls: list[str] = []
         self.events: list[AuditEvent] = []
@@ -52,7 +54,11 @@ class Fakes:
         async def assess(req: AssessRequest) -> Assessment:
             self.calls.append("assess")
             attribution = self._attributions[min(self.calls.count("assess"), len(self._attributions)) - 1]
-            return Assessment(attribution=attribution, decision=self._decision, nodes=self.nodes)
+            assessment = Assessment(attribution=attribution, decision=self._decision, nodes=self.nodes)
+            if self._interruptions:
+                assessment.interruption = self._interruptions[
+                    min(self.calls.count("assess"), len(self._interruptions)) - 1]
+            return assessment
 
         def action(name: str):
             @activity.defn(name=name)

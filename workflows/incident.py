@@ -35,6 +35,7 @@ with workflow.unsafe.imports_passed_through():
         Resumed,
     )
     from respawn.decision import Decision
+    from respawn.interruption import Verdict
     from respawn.runbook import Action
     from respawn.taxonomy import FailureClass
     from workflows.search import CLUSTER, FAILURE_CLASS, JOB_ID, PHASE
@@ -55,9 +56,12 @@ _ACTION = dict(_QUICK, heartbeat_timeout=timedelta(seconds=5))
 JOB_GONE = {"JobGone", "JobNotFound", "JobFinished", "WatchdogReleased"}
 # Once the incident acts (or has closed) an override can no longer change it.
 _TOO_LATE = {Phase.ACTING, Phase.FOLLOWING, Phase.RESUMED, Phase.STOPPED, Phase.CLOSED, Phase.RECOMMENDED,
-             Phase.DENIED, Phase.RELEASED}
+             Phase.DENIED, Phase.RELEASED, Phase.NOT_INTERRUPTED}
 # Cascades: errors that are usually the echo of another rank or node failing.
 _CASCADES = {FailureClass.COMM_ERROR, FailureClass.COMM_TIMEOUT}
+# Patch: a suspicion waits for the interruption to be confirmed, and a stop on an
+# attempt that still runs is a recommendation (respawn/interruption.py).
+_CONFIRM_INTERRUPTION = "confirm-interruption"
 
 
 @workflow.defn(name="Incident")
@@ -146,6 +150,12 @@ class IncidentWorkflow:
         # Coalesce: the other ranks' lines and Slurm's verdict arrive within a second.
         await workflow.sleep(timedelta(seconds=inp.settle_s))
         gathered, assessment = await self._assess(iid, inp)
+        confirming = workflow.patched(_CONFIRM_INTERRUPTION)
+        if confirming:
+            suspected_at = gathered.last_step
+            gathered, assessment = await self._await_confirmation(iid, inp, gathered, assessment)
+            if assessment.interruption.verdict is not Verdict.CONFIRMED and self._override is None:
+                return await self._not_interrupted(iid, inp, gathered, assessment, suspected_at)
         attribution = assessment.attribution
         if attribution.failure_class in _CASCADES and not attribution.nodes and inp.cascade_wait_s > 0:
             # A dead node shows first as its peers' communication errors; Slurm
@@ -174,13 +184,17 @@ class IncidentWorkflow:
             await self._record(EventType.SYSTEMIC, nodes=attribution.nodes, **common,
                                details={"reason": nodes.reason})
         acting = inp.mode is Mode.ACTION
+        # A stop withholds the requeue of an attempt that ended; of one that still runs, it withholds nothing.
+        withholds_nothing = confirming and not assessment.interruption.ended
         # The recommendation is on record before anything is done about it.
         await self._record(EventType.DECIDED, nodes=attribution.nodes, action=decision.action.value,
-                           acted=acting, **common, details={
+                           acted=acting and not (decision.action is Action.STOP and withholds_nothing),
+                           **common, details={
                                "reason": decision.reason, "exclude": decision.exclude,
                                "newly_excluded": decision.newly_excluded, "drain": nodes.drain,
                                "drain_backed": nodes.drain_backed, "systemic": nodes.systemic,
                                "checkpoint_step": gathered.checkpoint_step, "mode": inp.mode.value,
+                               "interruption": assessment.interruption.why if confirming else None,
                            })
         result = IncidentResult(incident_id=iid, phase=self._phase, failure_class=attribution.failure_class.value,
                                 action=decision.action.value, acted=acting, reason=decision.reason,
@@ -211,6 +225,10 @@ class IncidentWorkflow:
         if not acting:
             return await self._close(result, Phase.RECOMMENDED)
         if decision.action is Action.STOP:
+            if withholds_nothing:
+                result.acted = False
+                result.reason = f"{decision.reason}; the attempt still runs, so stopping withholds nothing"
+                return await self._close(result, Phase.RECOMMENDED)
             if inp.reconcile_timeout_s is not None:
                 outcome = await self._advise(iid, inp, Desired.STOP, decision.exclude, [], decision.reason)
                 if not outcome.converged:
@@ -248,6 +266,45 @@ class IncidentWorkflow:
             result.resumed = await workflow.execute_activity(
                 "await_progress", follow, result_type=Resumed | None, **long_poll)
         return await self._close(result, Phase.RESUMED if result.resumed else Phase.CLOSED)
+
+    async def _await_confirmation(self, iid: str, inp: IncidentInput, gathered: Gathered,
+                                  assessment: Assessment) -> tuple[Gathered, Assessment]:
+        """While the attempt still runs, a failure-like line is a suspicion: wait, bounded by the
+        confirmation window, for what confirms it (the attempt's end, a stall, a node down, a
+        certain line), judging again at each new detection and once the window has passed."""
+        deadline = workflow.now() + timedelta(seconds=inp.confirm_window_s)
+        while assessment.interruption.verdict is Verdict.SUSPECTED and self._override is None:
+            remaining = (deadline - workflow.now()).total_seconds()
+            if remaining <= 0:
+                break
+            self._set_phase(Phase.SUSPECTED)
+            seen = len(self._detections)
+            try:
+                await workflow.wait_condition(lambda: len(self._detections) > seen or self._override is not None,
+                                              timeout=timedelta(seconds=remaining))
+            except asyncio.TimeoutError:
+                pass
+            gathered, assessment = await self._assess(iid, inp)
+        return gathered, assessment
+
+    async def _not_interrupted(self, iid: str, inp: IncidentInput, gathered: Gathered, assessment: Assessment,
+                               suspected_at: int | None) -> IncidentResult:
+        """Nothing to recover: the attempt trained on past the window, or ended as meant. The
+        suspicion is on record with its line and why; the attempt stays watched."""
+        attribution, verdict = assessment.attribution, assessment.interruption
+        why = verdict.why
+        if verdict.verdict is Verdict.SUSPECTED:
+            why = f"the attempt still ran {inp.confirm_window_s:g} s after the suspicion"
+            if gathered.last_step is not None and gathered.last_step != suspected_at:
+                why += f" and trained on (step {suspected_at} to {gathered.last_step})"
+        await self._record(EventType.NOT_INTERRUPTED, failure_class=attribution.failure_class.value,
+                           pattern=attribution.pattern, cause_layer=attribution.cause_layer.value, acted=False,
+                           details={"why": why, "line": (attribution.line or "")[:500],
+                                    "job_state": gathered.job_state, "suspected_at_step": suspected_at,
+                                    "last_step": gathered.last_step})
+        result = IncidentResult(incident_id=iid, phase=Phase.NOT_INTERRUPTED,
+                                failure_class=attribution.failure_class.value, reason=why, log_end=gathered.log_end)
+        return await self._close(result, Phase.NOT_INTERRUPTED)
 
     async def _await_approval(self, inp: IncidentInput) -> None:
         """Wait for an operator's word; when none comes in time, the environment's default speaks."""
@@ -294,7 +351,8 @@ class IncidentWorkflow:
             result_type=Gathered, **_QUICK)
         self._gathered = gathered
         assessment = await workflow.execute_activity(
-            "assess", AssessRequest(incident=inp, incident_id=iid, gathered=gathered),
+            "assess", AssessRequest(incident=inp, incident_id=iid, gathered=gathered,
+                                    detections=list(self._detections)),
             result_type=Assessment, **_QUICK)
         return gathered, assessment
 
