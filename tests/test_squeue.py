@@ -86,6 +86,19 @@ def test_missing_fields_get_defaults() -> None:
     assert job == JobInfo(job_id=42, state="PENDING")
 
 
+def test_account_and_user_id_for_environment_bindings(jobs: dict[int, JobInfo]) -> None:
+    # The sandbox's 22.05 shape: jobs of root (uid 0) in partition debug, without accounting (account "").
+    assert {(j.user, j.user_id, j.account, j.partition) for j in jobs.values()} == {("root", 0, "", "debug")}
+    raw = {"job_id": 7, "job_state": "RUNNING", "user_name": "alice", "user_id": 1001, "account": "ml-prod"}
+    [job] = parse_squeue_json(json.dumps({"jobs": [raw]}))
+    assert (job.user, job.user_id, job.account) == ("alice", 1001, "ml-prod")
+    # later openapi versions wrap numbers; a missing or unreadable user_id is unknown, not root
+    wrapped = {"job_id": 8, "job_state": "RUNNING", "user_id": {"set": True, "infinite": False, "number": 1002}}
+    assert parse_squeue_json(json.dumps({"jobs": [wrapped]}))[0].user_id == 1002
+    for odd in ({}, {"user_id": None}, {"user_id": "nobody"}, {"user_id": True}):
+        assert parse_squeue_json(json.dumps({"jobs": [{"job_id": 9, "job_state": "PENDING", **odd}]}))[0].user_id is None
+
+
 def test_allocation_falls_back_to_job_resources() -> None:
     resources = {"allocated_nodes": [{"nodename": "node3"}]}
     raw = {"job_id": 1, "job_state": "RUNNING", "nodes": "", "job_resources": resources}

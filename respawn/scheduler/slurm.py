@@ -37,6 +37,8 @@ class JobInfo(BaseModel):
     job_id: int
     name: str = ""
     user: str = ""
+    user_id: int | None = None  # None when Slurm did not say
+    account: str = ""  # empty without Slurm accounting
     state: str  # RUNNING, PENDING, COMPLETING, FAILED, NODE_FAIL, CANCELLED, ...
     state_reason: str = ""  # "None", "JobHeldUser", "BeginTime", "NonZeroExitCode", ...
     state_description: str = ""  # e.g. "job requeued in held state"
@@ -205,6 +207,8 @@ def _job(raw: dict[str, Any]) -> JobInfo:
         job_id=_int(raw.get("job_id")) or 0,
         name=_str(raw.get("name")),
         user=_str(raw.get("user_name")),
+        user_id=_int(raw.get("user_id")),
+        account=_str(raw.get("account")),
         state=_first(raw.get("job_state")).upper(),
         state_reason=_str(raw.get("state_reason")),
         state_description=_str(raw.get("state_description")),
