@@ -29,7 +29,7 @@ def _problems(*codes: int) -> dict:
     return {code: {"model": Problem} for code in codes}
 
 
-router = APIRouter(prefix="/api/v1", responses=_problems(401, 403))
+router = APIRouter(prefix="/api/v1", responses=_problems(401, 403, 413))  # 413: respawn/server/guard.py
 
 JobId = Annotated[int, Path(ge=1, le=MAX_JOB_ID, description="the Slurm job id")]
 

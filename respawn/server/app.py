@@ -10,6 +10,7 @@ from respawn import console
 from respawn.config import ClusterConfig
 from respawn.server import advisor
 from respawn.server.auth import Tokens
+from respawn.server.guard import RequestGuard
 from respawn.server.ingest import Ingest
 
 
@@ -43,4 +44,6 @@ def create_app(config: ClusterConfig) -> FastAPI:
 
     app.include_router(advisor.router)
     app.include_router(console.router)  # the Recovery Console: /console (docs/console.md)
+    # Outermost of ours: every token is checked, and every body bounded, before anything reads a body.
+    app.add_middleware(RequestGuard, max_body_bytes=config.server.max_body_bytes)
     return app
