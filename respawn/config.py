@@ -195,6 +195,8 @@ class ServerSettings(_Strict):
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=1, le=65535)
     tokens: list[ApiToken] = Field(default_factory=list)
+    # A longer request body gets 413 before it is read (respawn/server/guard.py).
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1024, le=64 * 1024 * 1024)
 
     @model_validator(mode="after")
     def _unique_names(self) -> "ServerSettings":
@@ -251,5 +253,3 @@ def load_config(path: Path) -> ClusterConfig:
         where = ".".join(str(p) for p in first["loc"]) or "(top)"
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         raise ConfigError(f"{path}: {where}: {first['msg']}{more}") from None
-    # A longer request body gets 413 before it is read (respawn/server/guard.py).
-    max_body_bytes: int = Field(default=1024 * 1024, ge=1024, le=64 * 1024 * 1024)
