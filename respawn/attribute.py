@@ -37,7 +37,6 @@ a recurrence stops the job. A death by signal is recognised by the runbooks
 from the exit code (process_crash's `exit-by-signal` pattern) before it gets here.
 """
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -45,13 +44,11 @@ import re2
 
 from respawn.attribution import Attribution
 from respawn.evidence import Evidence, LineSource, claims_trust
+from respawn.joblog import rank_tag
 from respawn.matcher import Hit, Matcher
 from respawn.runbook import Catalogue, NodeRule
 from respawn.taxonomy import CauseLayer, FailureClass
 
-# A rank tag as PyTorch prints it (`[rank3]:`) or as `srun --label` does (`3: `);
-# anchored and bounded, so Python's re is safe on hostile lines here.
-_RANK_TAG = re.compile(r"^\s*(?:\[rank(\d{1,6})\]:|(\d{1,6}): )")
 _FRAME = 'File "'  # a traceback frame header, after indentation
 _LOOK_BACK = 64  # lines searched back for the previous line of the same rank, interleaved with others
 
@@ -66,7 +63,7 @@ _HOST = re2.compile(
     r"|Message from syslogd@(?P<syslogd>[\w.-]+)"
 )
 _HOST_MAX = 253  # the longest DNS name: anything longer is not a host
-_PCI = re.compile(r"([0-9a-f]{2}):([0-9a-f]{2})(?:\.\d)?$")  # bus:device at the end of a bus id
+_PCI = re2.compile(r"([0-9a-f]{2}):([0-9a-f]{2})(?:\.\d)?$")  # bus:device at the end of a bus id
 
 _UNMATCHED = FailureClass.PROCESS_CRASH
 # Slurm states of an attempt that ended badly. In any other state (RUNNING,
@@ -144,17 +141,16 @@ def _read(matcher: Matcher, texts: Sequence[str], line_at: Callable[[int], _Line
 
 
 def _untag(text: str) -> str:
-    """The line without its rank tag."""
-    tag = _RANK_TAG.match(text)
-    return text if tag is None else text[tag.end():]
+    """The line without its rank tag (joblog.rank_tag: PyTorch's `[rank3]:`, `srun --label`'s `3: `)."""
+    _, end = rank_tag(text)
+    return text[end:]
 
 
 def _tagged(line: _Line, text: str) -> _Line:
     """`line` with the rank its tag names, unless the gatherer already set one."""
     if line.rank is not None:
         return line
-    tag = _RANK_TAG.match(text)
-    rank = int(tag.group(1) or tag.group(2)) if tag else None
+    rank, _ = rank_tag(text)
     return _Line(line.text, line.source, line.node, rank, line.seq)
 
 
