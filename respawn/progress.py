@@ -1,17 +1,37 @@
 """Progress signals read from job output: training steps, saved and resumed checkpoints.
 
 The patterns are data (`runbooks/progress/*.yaml`) so a site adds its trainer's
-format without touching code.
+format without touching code. They are RE2, linear in the line whatever the
+job prints, and the numbers they catch are bounded before they are believed: a
+400-digit step or an `inf` of seconds is no progress signal.
 """
 
-import re
+import math
 from pathlib import Path
 
+import re2
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from respawn import yamlfile
-from respawn.runbook import DEFAULT_DIR, RunbookError
+from respawn.runbook import DEFAULT_DIR, RunbookError, quiet_options
+
+_LINE = 4096  # characters of a line the patterns see: user text, bound the work per line
+_STEP_DIGITS = 12  # a step number longer than this is not one (and would overflow a float)
+_MAX_SECONDS = 1e6  # a compute time longer than this (11 days a step) is not one
+
+
+def _compile(regex: str) -> "re2._Regexp":
+    try:
+        return re2.compile(regex, options=quiet_options())
+    except re2.error as exc:
+        raise ValueError(f"not an RE2 regex: {exc}") from None
+
+
+def _group(regex: str, name: str) -> str:
+    if name not in _compile(regex).groupindex:
+        raise ValueError(f"regex needs a named group '{name}'")
+    return regex
 
 
 class StepPattern(BaseModel):
@@ -22,15 +42,19 @@ class StepPattern(BaseModel):
     @field_validator("regex")
     @classmethod
     def _has_step_group(cls, value: str) -> str:
-        if "step" not in re.compile(value).groupindex:
-            raise ValueError("regex needs a named group 'step'")
-        return value
+        return _group(value, "step")
 
 
 class LinePattern(BaseModel):
     model_config = ConfigDict(extra="forbid")
     id: str
     regex: str
+
+    @field_validator("regex")
+    @classmethod
+    def _is_re2(cls, value: str) -> str:
+        _compile(value)
+        return value
 
 
 class TimePattern(BaseModel):
@@ -43,9 +67,7 @@ class TimePattern(BaseModel):
     @field_validator("regex")
     @classmethod
     def _has_seconds_group(cls, value: str) -> str:
-        if "seconds" not in re.compile(value).groupindex:
-            raise ValueError("regex needs a named group 'seconds'")
-        return value
+        return _group(value, "seconds")
 
 
 class ProgressPatterns(BaseModel):
@@ -76,39 +98,81 @@ class ProgressReader:
     """Compiled progress patterns; each method answers the step a line reports, or None."""
 
     def __init__(self, patterns: ProgressPatterns) -> None:
-        self._step = [re.compile(p.regex) for p in patterns.step]
-        self._checkpoint = [re.compile(p.regex) for p in patterns.checkpoint]
-        self._resumed = [re.compile(p.regex) for p in patterns.resumed]
-        self._saving = [re.compile(p.regex) for p in patterns.saving]
-        self._compute = [re.compile(p.regex) for p in patterns.compute]
+        kinds = (patterns.step, patterns.checkpoint, patterns.resumed, patterns.saving, patterns.compute)
+        regexes = [p.regex for kind in kinds for p in kind]
+        self._compiled = [_compile(r) for r in regexes]
+        # One RE2 set of every pattern: one scan of a line tells which match, so a
+        # line no pattern matches costs one scan whichever signals are asked of it.
+        self._set: re2.Set | None = None
+        if regexes:
+            self._set = re2.Set.SearchSet(quiet_options())
+            for regex in regexes:
+                self._set.Add(regex)
+            self._set.Compile()
+        ranges, at = [], 0
+        self._group: list[int] = []  # the group each pattern's number is in (re2 rebuilds groupindex per lookup)
+        for kind, name in zip(kinds, ("step", "step", "step", "", "seconds"), strict=True):
+            ranges.append(range(at, at + len(kind)))
+            at += len(kind)
+            self._group += [self._compiled[i].groupindex.get(name, 0) for i in ranges[-1]]
+        self._steps, self._checkpoints, self._resumes, self._savings, self._computes = ranges
+        self._last: tuple[str | None, bytes, frozenset[int]] = (None, b"", frozenset())
 
     def step(self, line: str) -> int | None:
-        return _first(self._step, line)
+        return _step(self._first(line, self._steps))
 
     def checkpoint(self, line: str) -> int | None:
-        return _first(self._checkpoint, line)
+        return _step(self._first(line, self._checkpoints))
 
     def resumed(self, line: str) -> int | None:
-        return _first(self._resumed, line)
+        return _step(self._first(line, self._resumes))
 
     def saving(self, line: str) -> bool:
-        return any(p.search(line[:4096]) for p in self._saving)
+        _, hits = self._hits(line)
+        return any(i in hits for i in self._savings)
 
     def compute(self, line: str) -> float | None:
-        """The seconds a rank's timer line reports, if it is one."""
-        for pattern in self._compute:
-            match = pattern.search(line[:4096])
-            if match:
-                try:
-                    return float(match.group("seconds")[:32])
-                except ValueError:  # a site's loose pattern caught something else
-                    return None
+        """The seconds a rank's timer line reports, if it is one: a finite, non-negative
+        number of at most _MAX_SECONDS."""
+        return _seconds(self._first(line, self._computes))
+
+    def _hits(self, line: str) -> tuple[bytes, frozenset[int]]:
+        """The line's first _LINE characters as UTF-8 (RE2's wrapper searches bytes
+        without decoding offsets), and the patterns that match them. The last line's
+        answer is kept: each signal of one line is asked in turn."""
+        last = self._last
+        if last[0] is line:
+            return last[1], last[2]
+        text = line[:_LINE].encode("utf-8", "replace")
+        hits = frozenset(self._set.Match(text) or ()) if self._set is not None else frozenset()
+        self._last = (line, text, hits)
+        return text, hits
+
+    def _first(self, line: str, kind: range) -> str | None:
+        """The number (group `step` or `seconds`) of the first pattern of `kind` that matches."""
+        text, hits = self._hits(line)
+        if not hits:
+            return None
+        index = next((i for i in kind if i in hits), None)
+        if index is None:
+            return None
+        match = self._compiled[index].search(text)
+        found = match.group(self._group[index]) if match is not None else None
+        return found.decode("utf-8", "replace") if found is not None else None
+
+
+def _step(text: str | None) -> int | None:
+    """A step number: ASCII digits, at most _STEP_DIGITS of them (a 400-digit one is none)."""
+    if not text or len(text) > _STEP_DIGITS or not (text.isascii() and text.isdigit()):
         return None
+    return int(text)
 
 
-def _first(patterns: list[re.Pattern[str]], line: str) -> int | None:
-    for pattern in patterns:
-        match = pattern.search(line[:4096])  # user text: bound the work per line
-        if match:
-            return int(match.group("step"))
-    return None
+def _seconds(text: str | None) -> float | None:
+    if not text or len(text) > 32:
+        return None
+    try:
+        value = float(text)
+    except ValueError:  # a site's loose pattern caught something else
+        return None
+    return value if math.isfinite(value) and 0 <= value <= _MAX_SECONDS else None
