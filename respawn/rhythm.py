@@ -15,6 +15,10 @@ from the job's own progress lines, against the job's own rhythm:
 - **Slowdown**: the job's step time against its own earlier baseline, for
   when no rank stands out (storage, network, every GPU throttled).
 
+The job prints the rank tags it likes: a rank above the job's task count
+(`max_ranks`) is none of its ranks, and its lines are ignored, so thousands of
+made-up tags cost no memory and no time here.
+
 Pure: the detector feeds it the lines of each poll and the poll's time (any
 monotonic clock, in seconds); it holds no I/O and reads no clock. What stopped
 a hung rank (its process state) is asked by the detector of a node-side probe
@@ -33,6 +37,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from respawn.evidence import DETECTOR_PREFIX
 from respawn.joblog import rank_of
 from respawn.progress import ProgressReader
+
+# Ranks followed when the job's task count is not known: tags above are ignored.
+DEFAULT_MAX_RANKS = 1024
 
 
 class StoppedTaskCheck(StrEnum):
@@ -177,13 +184,25 @@ class _Rank:
 class Rhythm:
     """One job's progress as the detector sees it, poll by poll, attempt by attempt."""
 
-    def __init__(self, settings: ProgressSettings) -> None:
+    def __init__(self, settings: ProgressSettings, max_ranks: int | None = None) -> None:
+        """`max_ranks`: the job's task count (DEFAULT_MAX_RANKS when unknown): only
+        ranks 0 .. max_ranks-1 are followed. It may be set again at any time."""
         self._s = settings
+        self._max_ranks = _ranks_cap(max_ranks)
         # Whether any attempt of this job has shown progress: only then does
         # silence mean something (a job that never prints a step we can read
         # is not one this detector can judge).
         self.progressed = False
         self.new_attempt(0)
+
+    @property
+    def max_ranks(self) -> int:
+        return self._max_ranks
+
+    @max_ranks.setter
+    def max_ranks(self, value: int | None) -> None:
+        self._max_ranks = _ranks_cap(value)
+        self._ranks = {r: s for r, s in self._ranks.items() if r is None or r < self._max_ranks}
 
     def new_attempt(self, attempt: int) -> None:
         self.attempt = attempt
@@ -204,6 +223,10 @@ class Rhythm:
             self._started = now
         newest = self._step
         for sig in signals:
+            if sig.rank is not None and not 0 <= sig.rank < self._max_ranks:
+                continue  # not one of the job's ranks: a made-up tag
+            if not math.isfinite(sig.value):
+                continue
             self._active_at = now
             rank = self._ranks.setdefault(sig.rank, _Rank(compute=deque(maxlen=self._s.recent)))
             if sig.kind is SignalKind.STEP:
@@ -264,9 +287,12 @@ class Rhythm:
         """Each rank's relative score, 0-1: its peers' median compute time over its own."""
         medians = {r: statistics.median(s.compute) for r, s in self._ranks.items()
                    if r is not None and len(s.compute) >= min(3, self._s.recent)}
+        # Sorted once: each rank's peers' median is then read off, not recomputed (n log n, not n²).
+        ordered = sorted(medians.values())
+        index = {own: i for i, own in enumerate(ordered)}  # any copy of an equal value leaves the same peers
         scores = {}
         for rank, own in medians.items():
-            peers = statistics.median([m for r, m in medians.items() if r != rank] or [0.0])
+            peers = _median_without(ordered, index[own])
             if peers > 0 and own > 0:
                 scores[rank] = min(1.0, peers / own)
         return scores
@@ -316,6 +342,23 @@ class Rhythm:
         if self._baseline is None or self._baseline <= 0 or len(self._intervals) < self._s.recent:
             return None
         return self._recent_step_time() / self._baseline
+
+
+def _ranks_cap(value: int | None) -> int:
+    return DEFAULT_MAX_RANKS if value is None or value <= 0 else value
+
+
+def _median_without(ordered: Sequence[float], i: int) -> float:
+    """The median of sorted `ordered` without its element i, as statistics.median
+    would compute it; 0.0 when nothing is left."""
+    n = len(ordered) - 1
+    if n <= 0:
+        return 0.0
+
+    def at(j: int) -> float:
+        return ordered[j if j < i else j + 1]
+
+    return at(n // 2) if n % 2 else (at(n // 2 - 1) + at(n // 2)) / 2
 
 
 def _p95(values: Iterable[float]) -> float:

@@ -18,9 +18,10 @@ Without either, the hang detector names the suspect from the job's output alone.
 
 import logging
 import os
-import re
 from pathlib import Path
 from typing import Protocol
+
+import re2
 
 from respawn import hostlist
 from respawn.rhythm import ProgressSettings, StoppedTaskCheck
@@ -51,7 +52,9 @@ for d in /proc/[0-9]*; do
 done
 exit 0
 """
-_REPORT = re.compile(r"^stopped (\d+) (\S+)$")
+# The rank is the task's SLURM_PROCID, which the job can set to anything: bounded digits.
+_REPORT = re2.compile(r"^stopped (\d{1,9}) (\S{1,253})$")
+_RANK_DIGITS = 9
 
 
 class SlurmStep:
@@ -98,7 +101,7 @@ class LocalProc:
             if env.get("SLURM_JOB_ID") != str(job_id) or (self._conf and env.get("SLURM_CONF") != self._conf):
                 continue
             rank, node = env.get("SLURM_PROCID", ""), env.get("SLURMD_NODENAME")
-            if rank.isdigit() and node in nodes:
+            if rank.isascii() and rank.isdigit() and len(rank) <= _RANK_DIGITS and node in nodes:
                 found[int(rank)] = node
         return found
 
