@@ -8,12 +8,13 @@ from activities.errors import as_activity_error
 from respawn.evidence import Evidence, LineSource, LogLine
 from respawn.gpu_metrics import GpuMetrics, MetricsError, unavailable_line
 from respawn.incident import Detection, DetectionKind, Gathered, GatherRequest
-from respawn.joblog import logged_at, rank_of, read_lines, tail_lines
+from respawn.joblog import kernel_message, logged_at, rank_of, read_lines, tail_lines
 from respawn.scheduler.errors import SchedulerError
 from respawn.services import Services
 
 log = logging.getLogger("respawn.evidence")
 _KERNEL_TAIL_LINES = 200
+_OUTPUT_BYTES = 4 << 20  # of the attempt's output read for its evidence
 # Respawn's own findings, by the kind of detection that carried them.
 _FINDINGS = {DetectionKind.HANG: LineSource.DETECTOR, DetectionKind.SLOWDOWN: LineSource.DETECTOR,
              DetectionKind.METRICS: LineSource.METRICS}
@@ -32,7 +33,9 @@ class EvidenceActivities:
             nodes = await self._s.slurm.nodes()
         except SchedulerError as exc:
             raise as_activity_error(exc) from exc
-        raw, end = await asyncio.to_thread(read_lines, config.job_output(req.job_id), req.log_offset)
+        # Once per incident, not every poll: the last 4 MiB, every line of them.
+        raw, end = await asyncio.to_thread(read_lines, config.job_output(req.job_id), req.log_offset,
+                                           _OUTPUT_BYTES, max_lines=None)
         recent = raw[-config.logs.evidence_lines :]
         placement = dict(enumerate(job.nodes))  # one task per node, block distribution
         lines = []
@@ -106,10 +109,12 @@ class EvidenceActivities:
 def _during(kernel: list[str], start: datetime | None) -> list[str]:
     """Kernel lines written since the attempt started. An Xid from an earlier
     job on the node is history, and must not be blamed for this attempt; an
-    undated line cannot be placed, so it is left out."""
+    undated line cannot be placed, so it is left out. Only the kernel's own
+    lines are kernel evidence: a userspace program's line in the same file
+    (`<time> <host> myprog[123]: NVRM: Xid ...`) is not."""
     if start is None:
         return []
-    dated = ((logged_at(t), t) for t in kernel)
+    dated = ((logged_at(t), t) for t in kernel if kernel_message(t) is not None)
     return [t for at, t in dated if at is not None and at >= start]
 
 

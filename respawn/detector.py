@@ -14,11 +14,11 @@ is read like a fatal kernel-log line.
 
 import asyncio
 import logging
-import re
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+import re2
 from temporalio.client import Client
 from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
@@ -31,7 +31,7 @@ from respawn.enrolment import Enrolment, NotEnrolled, enrol
 from respawn.evidence import claims_trust
 from respawn.gpu_metrics import GpuMetrics, XidWatch
 from respawn.incident import Detection, DetectionKind, IncidentInput, incident_id
-from respawn.joblog import logged_at, read_lines
+from respawn.joblog import kernel_message, logged_at, read_lines
 from respawn.rhythm import Finding, Rhythm, SignalKind, placement, read_signals
 from respawn.scheduler.errors import SchedulerError
 from respawn.scheduler.slurm import JobInfo, NodeInfo
@@ -50,7 +50,7 @@ FAILED_STATES = {"FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "TIMEOUT", "BOOT_FAIL",
 # A job that ended longer than this before the detector started is history.
 _HISTORY = timedelta(seconds=60)
 # How long a hang or a slowdown had lasted when the rhythm reported it ("... for 16.2 s").
-_LASTED = re.compile(r" for (\d+(?:\.\d+)?) s\b")
+_LASTED = re2.compile(r" for (\d{1,9}(?:\.\d{1,9})?) s\b")  # RE2, bounded: at most 31 years
 
 
 @dataclass(frozen=True)
@@ -327,6 +327,8 @@ class Detector:
                 self._kernel_offsets[node.name] = _size(path)  # history is not news
             lines, self._kernel_offsets[node.name] = read_lines(path, self._kernel_offsets[node.name])
             for text in lines:
+                if kernel_message(text) is None:
+                    continue  # a userspace program's line in the same file is not the kernel's
                 hit = self._s.matcher.failure(text)
                 if hit is not None:
                     hits[node.name] = (hit.pattern, text[:2000])
