@@ -4,13 +4,14 @@ A bad file stops start-up with one line that names the file, the field and the
 problem, because this is read by people at 3 a.m.
 """
 
+import re
 from enum import StrEnum
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 from urllib.parse import quote
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from respawn import yamlfile
 from respawn.hook import AttributionHook
@@ -89,11 +90,77 @@ class Approval(_Strict):
     default: Literal["approve", "deny"] = "deny"
 
 
+# A Slurm partition, account or user name as written in the configuration.
+_SLURM_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
+
+
+def _slurm_names(names: list[str]) -> list[str]:
+    if not names:
+        raise ValueError("an empty list admits no job: leave it out not to restrict")
+    for name in names:
+        if not _SLURM_NAME.fullmatch(name):
+            raise ValueError(f"{name[:70]!r} is not a Slurm name (letters, digits, '_', '.', '-'; at most 64)")
+    return names
+
+
+SlurmNames = Annotated[list[str], AfterValidator(_slurm_names)]
+
+
+class EnvironmentBinding(_Strict):
+    """Which jobs may use an environment (its `allow`): the jobs that match every list given.
+
+    A list left out does not restrict; an empty list is an error (it would admit
+    no job: leave it out instead), and so is a binding that gives none. The job's
+    partition, account and user are Slurm's (squeue), not anything the job says
+    about itself. A job submitted to several partitions (`-p a,b`, while pending)
+    matches only when every one of them is allowed. Accounts are compared without
+    case (Slurm keeps them in lower case); without Slurm accounting a job's account
+    is empty and matches no `accounts` list.
+    """
+
+    partitions: SlurmNames | None = None
+    accounts: SlurmNames | None = None
+    users: SlurmNames | None = None
+
+    @model_validator(mode="after")
+    def _restricts(self) -> "EnvironmentBinding":
+        if self.partitions is None and self.accounts is None and self.users is None:
+            raise ValueError("allow gives none of partitions, accounts, users: leave it out to admit every job")
+        return self
+
+    def refusal(self, partition: str, account: str, user: str) -> str | None:
+        """Why a job with these Slurm attributes is not admitted; None when it is."""
+        if self.partitions is not None:
+            asked = [p for p in partition.split(",") if p]
+            if not asked or any(p not in self.partitions for p in asked):
+                return f"bound to partitions {', '.join(self.partitions)}; job is in {_shown(partition)}"
+        if self.accounts is not None and account.lower() not in {a.lower() for a in self.accounts}:
+            return f"bound to accounts {', '.join(self.accounts)}; job's account is {_shown(account)}"
+        if self.users is not None and user not in self.users:
+            return f"bound to users {', '.join(self.users)}; job's user is {_shown(user)}"
+        return None
+
+
+def _shown(value: str) -> str:
+    """A Slurm name for a note: one short line, '(none)' when empty."""
+    text = " ".join(value.split())[:80]
+    return text or "(none)"
+
+
 class Environment(_Strict):
+    """What the jobs that name this environment in their comment get at most.
+
+    Without `allow` any job may name it. With `allow` (EnvironmentBinding) a job
+    must match every list given (partitions, accounts, users); a job that names
+    it without matching is enrolled in observe mode at most, the refusal on record.
+    """
+
     # The most this environment allows. New environments watch before they act.
     max_mode: Mode = Mode.OBSERVE
     # In action mode, wait for an operator's approval before acting.
     approval: Approval | None = None
+    # The jobs that may use it: None admits every job.
+    allow: EnvironmentBinding | None = None
 
 
 class LogSettings(_Strict):

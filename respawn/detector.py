@@ -162,7 +162,7 @@ class Detector:
         watch = self._jobs.get(job.job_id)
         if watch is not None and watch.comment == job.comment:
             return watch
-        enrolment = enrol(job.comment, self._s.config)
+        enrolment = enrol(job, self._s.config)
         watch = _Watch(enrolment=enrolment, comment=job.comment)
         if job.state == "RUNNING" and job.start_time is not None and job.start_time < self._started:
             # Running before we started: what it printed then is history, not news.

@@ -69,6 +69,42 @@ def test_missing_file(tmp_path):
         load_config(tmp_path / "nope.yaml")
 
 
+# --- An environment may be bound to partitions, accounts and/or users (issue 10). ---
+
+def test_environment_binding_loads_and_is_optional(tmp_path):
+    text = GOOD.replace("  research: {max_mode: action}\n",
+                        "  research:\n    max_mode: action\n"
+                        "    allow: {partitions: [gpu, gpu-large], accounts: [ml-prod], users: [alice, bob_2]}\n")
+    config = load_config(write(tmp_path, text))
+    allow = config.environments["research"].allow
+    assert (allow.partitions, allow.accounts, allow.users) == (["gpu", "gpu-large"], ["ml-prod"], ["alice", "bob_2"])
+    assert config.environments["prod"].allow is None  # no binding: every job may name it, as before
+    one = load_config(write(tmp_path, GOOD.replace("{max_mode: action}", "{max_mode: action, allow: {users: [a]}}")))
+    assert (one.environments["research"].allow.partitions, one.environments["research"].allow.users) == (None, ["a"])
+
+
+@pytest.mark.parametrize(
+    ("allow", "message"),
+    [
+        ("{partitions: []}", "environments.research.allow.partitions: Value error, an empty list admits no job"),
+        ("{accounts: [ml], users: []}", "environments.research.allow.users: Value error, an empty list"),
+        ("{}", "environments.research.allow: Value error, allow gives none of partitions, accounts, users"),
+        ("{users: ['alice; rm -rf /']}", "environments.research.allow.users: Value error, 'alice; rm -rf /' is not a"),
+        ("{partitions: [gpu, 'a b']}", "'a b' is not a Slurm name"),
+        ("{partitions: ['-x']}", "'-x' is not a Slurm name"),
+        ("{partitions: [" + "p" * 65 + "]}", "is not a Slurm name"),
+        ("{partitions: gpu}", "environments.research.allow.partitions: Input should be a valid list"),
+        ("{users: [1000]}", "environments.research.allow.users.0"),
+        ("{groups: [ml]}", "environments.research.allow.groups: Extra inputs"),
+    ],
+)
+def test_a_bad_binding_gives_one_line_naming_the_problem(tmp_path, allow, message):
+    with pytest.raises(ConfigError) as err:
+        load_config(write(tmp_path, GOOD.replace("{max_mode: action}", f"{{max_mode: action, allow: {allow}}}")))
+    assert message in str(err.value)
+    assert "\n" not in str(err.value)
+
+
 # --- A key given twice is an error, in the configuration and in runbooks (respawn/yamlfile.py). ---
 
 @pytest.mark.parametrize(("text", "line", "key"), [

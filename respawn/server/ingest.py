@@ -114,7 +114,7 @@ class Ingest:
             raise IngestError(404, f"Slurm knows no job {report.job_id}") from None
         except SchedulerError as exc:
             raise IngestError(503, f"Slurm cannot be read: {exc}") from None
-        enrolment = enrol(job.comment, config)
+        enrolment = enrol(job, config)
         if isinstance(enrolment, NotEnrolled):
             raise IngestError(409, f"job {job.job_id} is not enrolled: {enrolment.reason}")
         if report.attempt is not None and report.attempt != job.restart_count:
