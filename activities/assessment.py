@@ -9,7 +9,7 @@ from respawn.audit import AuditRow, EventType
 from respawn.decision import JobHistory, JobShape, PastIncident, decide
 from respawn.evidence import Evidence, LineSource
 from respawn.hook import consult
-from respawn.incident import Assessment, AssessRequest
+from respawn.incident import Assessment, AssessRequest, IncidentInput
 from respawn.interruption import judge
 from respawn.ledger import NodeRecord, judge_nodes
 from respawn.services import Services
@@ -47,8 +47,7 @@ class AssessmentActivities:
             attribution = attribution.model_copy(update={"nodes": [n for n in attribution.nodes if n in ours]})
         suspects = attribution.nodes if attribution.node_implicated else []
         record = await asyncio.to_thread(self._node_record, req.incident_id, set(gathered.cluster_nodes))
-        history = await asyncio.to_thread(self._history, req.incident.job_id, req.incident.attempt,
-                                          gathered.excluded_nodes)
+        history = await asyncio.to_thread(self._history, req.incident, gathered.excluded_nodes)
         nodes = judge_nodes(suspects, self._node_evidence(evidence), record, self._s.config.budgets,
                             gathered.cluster_nodes)
         if nodes.systemic:
@@ -95,12 +94,27 @@ class AssessmentActivities:
                     record.in_systemic_window.add(node)
         return record
 
-    def _history(self, job_id: int, attempt: int, excluded: list[str]) -> JobHistory:
-        rows = self._s.audit.query(
-            cluster=self._s.config.cluster, job_id=job_id, event_types=[EventType.DECIDED]
-        )
-        return JobHistory(restarts=attempt,  # Slurm's restart count is the attempt number
-                          incidents=past_incidents(rows, attempt), excluded_nodes=excluded)
+    def _history(self, incident: IncidentInput, excluded: list[str]) -> JobHistory:
+        rows = self._s.audit.query(cluster=self._s.config.cluster, job_id=incident.job_id,
+                                   event_types=[EventType.DECIDED, EventType.ENROLLED])
+        # Slurm reuses job ids: an older job's decisions under this id are not this job's history.
+        since = _first_submitted(rows, incident.submitted)
+        ours = [r for r in rows if r.event_type is EventType.DECIDED
+                and (since is None or (r.details.get("submitted") or since) >= since)]
+        return JobHistory(restarts=incident.attempt,  # Slurm's restart count is the attempt number
+                          incidents=past_incidents(ours, incident.attempt), excluded_nodes=excluded)
+
+
+def _first_submitted(rows: list[AuditRow], current: datetime | None) -> str | None:
+    """When the job under this id was first submitted, as the detector saw it before its first
+    requeue (Slurm moves the submit time at each requeue): the newest such time not after the
+    current attempt's. None when unknown: every decision under the id counts."""
+    if current is None:
+        return None
+    now = current.astimezone(UTC).isoformat()
+    firsts = [r.details["submitted"] for r in rows if r.event_type is EventType.ENROLLED
+              and r.details.get("submitted") and r.details["submitted"] <= now]
+    return max(firsts, default=None)
 
 
 def past_incidents(decided: list[AuditRow], attempt: int) -> list[PastIncident]:

@@ -1,5 +1,6 @@
 import asyncio
 import logging
+import os
 from datetime import UTC, datetime
 
 from temporalio import activity
@@ -8,8 +9,9 @@ from activities.errors import as_activity_error
 from respawn.evidence import Evidence, LineSource, LogLine
 from respawn.gpu_metrics import GpuMetrics, MetricsError, unavailable_line
 from respawn.incident import Detection, DetectionKind, Gathered, GatherRequest
-from respawn.joblog import kernel_message, logged_at, rank_of, read_lines, tail_lines
+from respawn.joblog import UnsafeOutput, kernel_message, logged_at, rank_of, read_lines, tail_lines
 from respawn.scheduler.errors import SchedulerError
+from respawn.scheduler.slurm import JobInfo
 from respawn.services import Services
 
 log = logging.getLogger("respawn.evidence")
@@ -34,8 +36,13 @@ class EvidenceActivities:
         except SchedulerError as exc:
             raise as_activity_error(exc) from exc
         # Once per incident, not every poll: the last 4 MiB, every line of them.
-        raw, end = await asyncio.to_thread(read_lines, config.job_output(req.job_id), req.log_offset,
-                                           _OUTPUT_BYTES, max_lines=None)
+        try:
+            raw, end = await asyncio.to_thread(read_lines, config.job_output(req.job_id), req.log_offset,
+                                               _OUTPUT_BYTES, max_lines=None, owner_uid=_owner(job))
+        except UnsafeOutput as exc:
+            # The job made its output something Respawn does not read: Slurm's and the nodes' word only.
+            log.warning("incident %s: the job's output is not read: %s", req.incident_id, exc.reason)
+            raw, end = [], req.log_offset
         recent = raw[-config.logs.evidence_lines :]
         placement = dict(enumerate(job.nodes))  # one task per node, block distribution
         lines = []
@@ -45,7 +52,11 @@ class EvidenceActivities:
         for node in job.nodes:
             path = config.kernel_log(node)
             if path is not None:
-                kernel = await asyncio.to_thread(tail_lines, path, _KERNEL_TAIL_LINES)
+                try:
+                    kernel = await asyncio.to_thread(tail_lines, path, _KERNEL_TAIL_LINES)
+                except UnsafeOutput as exc:
+                    log.warning("incident %s: kernel log of %s not read: %s", req.incident_id, node, exc.reason)
+                    kernel = []
                 lines += [LogLine(text=t, source=LineSource.KERNEL, node=node, seq=i)
                           for i, t in enumerate(_during(kernel, job.start_time))]
         for d in req.detections:
@@ -74,6 +85,8 @@ class EvidenceActivities:
             cluster_nodes=sorted(n.name for n in nodes),
             excluded_nodes=job.excluded_nodes,
             job_state=job.state,
+            restart_count=job.restart_count,
+            last_step=self._last_step(raw),
         )
 
     async def _gpu_metrics(self, nodes: list[str], start: datetime | None,
@@ -94,6 +107,14 @@ class EvidenceActivities:
         return [LogLine(text=text, source=LineSource.METRICS, node=node, seq=i)
                 for i, (node, text) in enumerate(found)]
 
+    def _last_step(self, lines: list[str]) -> int | None:
+        """The newest training step the attempt reported: whether it kept training past a suspicion."""
+        for text in reversed(lines):
+            step = self._s.progress.step(text)
+            if step is not None:
+                return step
+        return None
+
     def _newest_checkpoint(self, lines: list[str]) -> int | None:
         """The newest checkpoint the attempt saved, else the one it resumed from."""
         newest = None
@@ -104,6 +125,11 @@ class EvidenceActivities:
             if step is not None:
                 newest = step if newest is None else max(newest, step)
         return newest
+
+
+def _owner(job: JobInfo) -> int | None:
+    """Run as root, only the job's own user's file is its output."""
+    return job.user_id if os.geteuid() == 0 else None
 
 
 def _during(kernel: list[str], start: datetime | None) -> list[str]:

@@ -10,7 +10,7 @@ from temporalio import activity
 from respawn import metrics
 from respawn.audit import EventType, incident_event
 from respawn.incident import AttemptStarted, FollowRequest, Resumed
-from respawn.joblog import read_lines
+from respawn.joblog import UnsafeOutput, read_lines
 from respawn.scheduler.errors import SchedulerError
 from respawn.services import Services
 
@@ -47,7 +47,10 @@ class FollowActivities:
         offset, resumed_from = req.log_offset, None
         while time.monotonic() < deadline:
             activity.heartbeat()
-            lines, offset = await asyncio.to_thread(read_lines, path, offset)
+            try:
+                lines, offset = await asyncio.to_thread(read_lines, path, offset)
+            except UnsafeOutput:
+                lines = []  # the job made its output unreadable: its progress is not seen, until the timeout
             for text in lines:
                 step = self._s.progress.resumed(text)
                 if step is not None:

@@ -121,7 +121,7 @@ def classify_text(catalogue: Catalogue, matcher: Matcher, text: str) -> Attribut
     found = _read(matcher, texts, lambda i: _Line(texts[i], seq=i))
     if not found:
         return _benign()
-    return _conclude(found, _Where(frozenset(), {}, {}), recurrence_blames=False)
+    return _conclude(found, _Where(frozenset(), {}, {}, believe_any=True), recurrence_blames=False)
 
 
 def _read(matcher: Matcher, texts: Sequence[str], line_at: Callable[[int], _Line]) -> list[_Failure]:
@@ -197,9 +197,12 @@ def _failed(evidence: Evidence) -> bool:
 class _Where:
     """What the job knows about where its lines came from."""
 
-    allocation: frozenset[str]  # empty: unknown, every named host is believed
+    allocation: frozenset[str]  # empty: unknown
     placement: Mapping[int, str]  # rank -> node
     failing_gpus: Mapping[str, frozenset[str]]  # "bus:device" -> nodes whose kernel log reports it failing
+    # With no allocation known, whether a host the text names is believed: for a lone
+    # excerpt (`classify`), yes; for a job, never: its output could name any host.
+    believe_any: bool = False
 
     def nodes_of(self, failure: _Failure) -> list[str]:
         """The node the evidence points at for this failure line, if any."""
@@ -220,7 +223,9 @@ class _Where:
     def _in_allocation(self, host: str | None) -> str | None:
         if not host or len(host) > _HOST_MAX:
             return None
-        if not self.allocation or host in self.allocation:
+        if not self.allocation:
+            return host if self.believe_any else None
+        if host in self.allocation:
             return host
         short = host.split(".", 1)[0]  # NCCL prints the FQDN where Slurm has the short name
         return short if short in self.allocation else None

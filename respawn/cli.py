@@ -107,6 +107,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="advisor: Respawn advises, the reference controller acts on Slurm")
     c.add_argument("--fault", default="xid")
     c.add_argument("--node", default="node2")
+    c.add_argument("--hostile-neighbours", action="store_true",
+                   help="run hostile jobs on node1 beside the demo's (workload/hostile.py): a 2-node job on the others")
 
     c = command("config", _config_check, "validate a cluster configuration file, and the files holding its secrets"
                 " (exit 1: a secret file missing, unreadable or readable by others; 2: an invalid file)")
@@ -375,7 +377,8 @@ def _inject(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     from respawn.demo import run_demo
 
-    return run_demo(as_json=args.json, transport=args.transport, fault=args.fault, node=args.node)
+    return run_demo(as_json=args.json, transport=args.transport, fault=args.fault, node=args.node,
+                    hostile=args.hostile_neighbours)
 
 
 def _config_check(args: argparse.Namespace) -> int:

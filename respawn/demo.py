@@ -20,13 +20,18 @@ from respawn.labconfig import SERVER_PORT, WRITE_TOKEN, write_lab_config
 from respawn.polling import until
 from respawn.report import describe
 from respawn.sandbox.lab import Lab
+from respawn.scheduler.slurm import Slurm
+from respawn.scheduler.transport import LocalTransport
 from workload.faults import FaultKind, fired_at, inject
+from workload.hostile import NODE as HOSTILE_NODE
+from workload.hostile import Hostility, submit_hostile
 from workload.submit import submit
 
 COMMENT = '{"respawn":{"environment":"demo","mode":"action"}}'
 
 
-def run_demo(*, as_json: bool, transport: str = "local", fault: str = "xid", node: str = "node2") -> int:
+def run_demo(*, as_json: bool, transport: str = "local", fault: str = "xid", node: str = "node2",
+             hostile: bool = False) -> int:
     lab = sandbox.lab()
     say = (lambda *_: None) if as_json else (lambda msg: print(msg, flush=True))
     say("bringing the local stack up (Slurm, Temporal, sshd)...")
@@ -35,7 +40,7 @@ def run_demo(*, as_json: bool, transport: str = "local", fault: str = "xid", nod
     config = load_config(config_path)
     # With the advisor transport Respawn only advises: the reference controller acts on Slurm.
     with RespawnProcesses(lab, config_path, controller=config.scheduler.transport is Transport.ADVISOR):
-        result = asyncio.run(_run(lab, config, FaultKind(fault), node, say))
+        result = asyncio.run(_run(lab, config, FaultKind(fault), node, say, hostile))
     if as_json:
         print(json.dumps(result, default=str))
     else:
@@ -74,15 +79,33 @@ class RespawnProcesses:
                 proc.kill()
 
 
-async def _run(lab: Lab, config: ClusterConfig, fault: FaultKind, node: str, say) -> dict:
-    job_id = submit(lab, nodes=3, steps=40, checkpoint_every=10, step_seconds=0.5, comment=COMMENT, name="demo")
-    say(f"submitted job {job_id} (3 of the 4 nodes, checkpoint every 10 steps), enrolled: {COMMENT}")
+async def _run(lab: Lab, config: ClusterConfig, fault: FaultKind, node: str, say, hostile: bool) -> dict:
+    shape: dict = {"nodes": 3}
+    neighbours = []
+    if hostile:
+        # Hostile jobs on their node; the demo's job keeps to the other three, two at a time,
+        # so there is room for it without its faulty node.
+        neighbours = [submit_hostile(lab, kind, COMMENT) for kind in Hostility]
+        say(f"submitted hostile jobs {', '.join(map(str, neighbours))} on {HOSTILE_NODE} ({', '.join(Hostility)})")
+        shape = {"nodes": 2, "extra_sbatch_args": [f"--exclude={HOSTILE_NODE}"]}
+    try:
+        return await _recover(lab, config, fault, node, say, shape)
+    finally:
+        if neighbours:
+            subprocess.run(["scancel", *map(str, neighbours)], env=lab.env(), check=False)
+
+
+async def _recover(lab: Lab, config: ClusterConfig, fault: FaultKind, node: str, say, shape: dict) -> dict:
+    job_id = submit(lab, steps=40, checkpoint_every=10, step_seconds=0.5, comment=COMMENT, name="demo", **shape)
+    say(f"submitted job {job_id} ({shape['nodes']} of the 4 nodes, checkpoint every 10 steps), enrolled: {COMMENT}")
     output = config.job_output(job_id)
 
     def saved_checkpoint() -> bool:
         return output.exists() and "saved checkpoint step 10" in output.read_text(errors="replace")
 
     await until(saved_checkpoint, 120, "the job to save its first checkpoint")
+    placed = (await Slurm(LocalTransport(env=lab.env())).job(job_id)).nodes
+    node = node if node in placed else placed[0]  # a 2-node job beside hostile ones may not hold node2
     say(f"job {job_id} is training and saved a checkpoint; injecting '{fault.value}' on {node}")
     inject(lab, job_id, node, fault)
 

@@ -13,13 +13,15 @@ is read like a fatal kernel-log line.
 """
 
 import asyncio
+import hashlib
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import re2
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowFailureError
 from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
@@ -30,8 +32,10 @@ from respawn.config import ClusterConfig, Mode, Transport
 from respawn.enrolment import Enrolment, NotEnrolled, enrol
 from respawn.evidence import claims_trust
 from respawn.gpu_metrics import GpuMetrics, XidWatch
-from respawn.incident import Detection, DetectionKind, IncidentInput, incident_id
-from respawn.joblog import kernel_message, logged_at, read_lines
+from respawn.interruption import FAILED_STATES, INTENDED_STATES
+from respawn.incident import Detection, DetectionKind, IncidentInput, IncidentResult, Phase, incident_id
+from respawn.joblog import UnsafeOutput, kernel_message, logged_at, read_lines
+from respawn.runbook import Onset
 from respawn.rhythm import Finding, Rhythm, SignalKind, placement, read_signals
 from respawn.scheduler.errors import SchedulerError
 from respawn.scheduler.slurm import JobInfo, NodeInfo
@@ -42,11 +46,12 @@ from workflows.search import CLUSTER, JOB_ID
 
 log = logging.getLogger("respawn.detector")
 
-# Attempts that ended in one of these states need recovery; COMPLETED and
-# CANCELLED (the owner's decision) do not.
-FAILED_STATES = {"FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "TIMEOUT", "BOOT_FAIL", "DEADLINE", "PREEMPTED"}
+# The watchdog checks holds this often, with the poll's listing when it is fresh,
+# else with its own: a poll that stalls must not keep a hold from being released.
+_WATCHDOG_INTERVAL_S = 1.0
 
 
+_AS_ROOT = os.geteuid() == 0
 # A job that ended longer than this before the detector started is history.
 _HISTORY = timedelta(seconds=60)
 # How long a hang or a slowdown had lasted when the rhythm reported it ("... for 16.2 s").
@@ -67,10 +72,15 @@ class _Watch:
     """What the detector remembers about one job."""
 
     enrolment: Enrolment | NotEnrolled
-    comment: str
+    # With the job id, which job this is: Slurm reuses ids. Slurm moves a job's submit
+    # time to the requeue at each requeue, so this is the current attempt's.
+    submitted: datetime | None
+    restarts: int  # Slurm's restart count when last seen: a requeue moves it, a new job does not
+    enrolled_as: str  # what the enrolment was decided from (comment, partition, account, user)
     attempt: int = -1
     log_offset: int = 0
-    attempt_offset: int = 0  # where the current attempt's output began
+    attempt_offset: int = 0  # where the current attempt's (or its current incident's) evidence begins
+    seq: int = 0  # the attempt's current incident: how many before it found the attempt not interrupted
     running: int = -1  # the last attempt seen RUNNING
     requeued: bool = False  # the restart count moved under our eyes
     sent: set[str] = field(default_factory=set)  # detections already signalled this attempt
@@ -79,6 +89,7 @@ class _Watch:
     stopped: dict[int, str] | None = None  # the node-side check's answer for the current stall
     probe_wanted: bool = False  # the current stall awaits that answer
     fault: _Fault | None = None  # what the job is recovering from (respawn_recovery_duration_seconds)
+    errors: set[str] = field(default_factory=set)  # kinds of error already recorded for this job
 
 
 class Detector:
@@ -89,6 +100,7 @@ class Detector:
         self._kernel_offsets: dict[str, int] = {}
         self._started = datetime.now(UTC)
         self._unsent: list[tuple[JobInfo, Enrolment, Detection]] = []  # not delivered yet: Temporal was down
+        self._listing: tuple[float, list[JobInfo]] | None = None  # the last poll's jobs, and when it read them
         self._watchdog = Watchdog(services.config, services.slurm, services.audit)
         config = services.config
         self._stopped = stopped_tasks(config.detector.progress, services.slurm.transport, config.scheduler.slurm_conf)
@@ -103,6 +115,13 @@ class Detector:
         return self._jobs
 
     async def run(self, stop: asyncio.Event) -> None:
+        watchdog = asyncio.create_task(self._watch_holds(stop))
+        try:
+            await self._poll_until(stop)
+        finally:
+            watchdog.cancel()
+
+    async def _poll_until(self, stop: asyncio.Event) -> None:
         interval = self._s.config.detector.poll_interval_s
         while not stop.is_set():
             began = time.monotonic()
@@ -117,12 +136,34 @@ class Detector:
             except TimeoutError:
                 pass
 
+    async def _watch_holds(self, stop: asyncio.Event) -> None:
+        """The hold watchdog, on its own timer: it fails open even while a poll is stuck."""
+        while not stop.is_set():
+            try:
+                await self.check_holds()
+            except SchedulerError as exc:
+                log.warning("watchdog could not read Slurm, will retry: %s", exc)
+            except Exception:  # the watchdog must outlive any one failure
+                log.exception("watchdog check failed")
+            try:
+                await asyncio.wait_for(stop.wait(), timeout=_WATCHDOG_INTERVAL_S)
+            except TimeoutError:
+                pass
+
+    async def check_holds(self) -> None:
+        """Release holds past their timeout, reading Slurm only when the poll's listing is stale."""
+        fresh = 2 * self._s.config.detector.poll_interval_s + _WATCHDOG_INTERVAL_S
+        if self._listing is not None and time.monotonic() - self._listing[0] <= fresh:
+            jobs = self._listing[1]
+        else:
+            jobs = await self._s.slurm.jobs()
+        metrics.WATCHDOG_RELEASES.inc(len(await self._watchdog.check(jobs)))
+
     async def poll_once(self) -> list[Detection]:
         began = time.monotonic()
         await self._resend()
         jobs, nodes = await asyncio.gather(self._s.slurm.jobs(), self._s.slurm.nodes())
-        # First, so a hold outlives no timeout while signalling fails (Temporal down).
-        metrics.WATCHDOG_RELEASES.inc(len(await self._watchdog.check(jobs)))
+        self._listing = (time.monotonic(), jobs)
         unreachable = {n.name for n in nodes if _unreachable(n)}
         detections: list[Detection] = []
         kernel_hits = await asyncio.to_thread(self._scan_kernel_logs, nodes)
@@ -131,27 +172,53 @@ class Detector:
             watch = self._watch(job)
             if not isinstance(watch.enrolment, Enrolment):
                 continue
-            found = await asyncio.to_thread(self._observe, job, watch, unreachable, kernel_hits, metric_hits)
-            if watch.probe_wanted and self._stopped is not None:
-                watch.probe_wanted = False
-                watch.stopped = await self._stopped.stopped(job.job_id, job.nodes)
+            try:
+                found = await asyncio.to_thread(self._observe, job, watch, unreachable, kernel_hits, metric_hits)
+                if watch.probe_wanted and self._stopped is not None:
+                    watch.probe_wanted = False
+                    watch.stopped = await self._stopped.stopped(job.job_id, job.nodes)
+            except Exception as exc:  # noqa: BLE001 - one job's output must not stop the poll for the others
+                self._job_error(job, watch, exc)
+                continue
             for detection in found:
                 await self._send(job, watch.enrolment, detection)
             detections += found
-        live = [self._jobs[j.job_id] for j in jobs if j.state not in FAILED_STATES | {"COMPLETED", "CANCELLED"}]
+        live = [self._jobs[j.job_id] for j in jobs if j.state not in FAILED_STATES | INTENDED_STATES]
         enrolled = sum(isinstance(w.enrolment, Enrolment) for w in live)
         metrics.JOBS_MONITORED.labels(enrolled="true").set(enrolled)
         metrics.JOBS_MONITORED.labels(enrolled="false").set(len(live) - enrolled)
         self._caught_up = began
         return detections
 
+    def _job_error(self, job: JobInfo, watch: _Watch, exc: Exception) -> None:
+        """A job whose output could not be read or matched this poll: on record once per kind of error."""
+        kind = type(exc).__name__
+        if kind in watch.errors:
+            return
+        watch.errors.add(kind)
+        log.warning("job %s: its output could not be watched this poll (%s: %s)", job.job_id, kind, exc)
+        cluster = self._s.config.cluster
+        self._s.audit.record(AuditEvent(
+            key=f"{cluster}/{job.job_id}/watch_error/{kind}", event_type=EventType.WATCH_ERROR, cluster=cluster,
+            job_id=job.job_id, attempt=job.restart_count, details={"error": kind, "detail": str(exc)[:300]}))
+
     async def _send(self, job: JobInfo, enrolment: Enrolment, detection: Detection) -> None:
         """Signal a detection; while Temporal is unreachable, keep it for the next poll."""
+        watch = self._jobs.get(job.job_id)
+        current = watch is not None and watch.attempt == detection.attempt
+        if current and watch is not None and watch.attempt_offset > detection.log_offset:
+            # Made before the attempt moved on to its next incident: read what that one reads.
+            detection = detection.model_copy(update={"log_offset": watch.attempt_offset})
         try:
-            await signal_detection(self._client, self._s.config, enrolment, detection)
+            delivery = await signal_detection(self._client, self._s.config, enrolment, detection,
+                                              seq=watch.seq if current and watch else 0)
         except RPCError as exc:
             log.warning("Temporal unreachable, detection kept for the next poll: %s", exc.message)
             self._unsent.append((job, enrolment, detection))
+            return
+        if delivery is not None and current and watch is not None and delivery.seq > watch.seq:
+            # The attempt outlived its earlier incident's suspicion: its next one is current now.
+            watch.seq, watch.attempt_offset = delivery.seq, max(watch.attempt_offset, delivery.log_offset)
 
     async def _resend(self) -> None:
         unsent, self._unsent = self._unsent, []
@@ -160,14 +227,21 @@ class Detector:
 
     def _watch(self, job: JobInfo) -> _Watch:
         watch = self._jobs.get(job.job_id)
-        if watch is not None and watch.comment == job.comment:
+        basis = _enrolment_basis(job)
+        if watch is not None and (job.submit_time == watch.submitted or job.restart_count > watch.restarts):
+            watch.submitted, watch.restarts = job.submit_time, job.restart_count
+            if watch.enrolled_as != basis:
+                # Its comment (or partition, account, user) changed while it runs: a new enrolment, on record.
+                watch.enrolment, watch.enrolled_as = enrol(job, self._s.config), basis
+                self._record_enrolment(job, watch)
             return watch
-        enrolment = enrol(job, self._s.config)
-        watch = _Watch(enrolment=enrolment, comment=job.comment)
+        # A job new to us, or a new job under an id Slurm reused: it starts clean.
+        watch = _Watch(enrolment=enrol(job, self._s.config), submitted=job.submit_time, restarts=job.restart_count,
+                       enrolled_as=basis)
         if job.state == "RUNNING" and job.start_time is not None and job.start_time < self._started:
             # Running before we started: what it printed then is history, not news.
             watch.log_offset = _size(self._s.config.job_output(job.job_id))
-        ended = job.end_time is not None and job.state in FAILED_STATES | {"COMPLETED", "CANCELLED"}
+        ended = job.end_time is not None and job.state in FAILED_STATES | INTENDED_STATES
         if ended and job.end_time < self._started - _HISTORY:
             # It ended well before we started (Slurm lists finished jobs for
             # MinJobAge): someone else dealt with it; a restart of ours only
@@ -175,17 +249,26 @@ class Detector:
             watch.attempt = watch.running = job.restart_count
             watch.ended = True
         self._jobs[job.job_id] = watch
-        cluster = self._s.config.cluster
+        self._record_enrolment(job, watch)
+        return watch
+
+    def _record_enrolment(self, job: JobInfo, watch: _Watch) -> None:
+        """Each enrolment once: keyed by what it was decided from. Seen before its first requeue,
+        the job's own submit time goes on record: it tells this job's history from that of an
+        older job under the same id (activities/assessment.py)."""
+        cluster, enrolment = self._s.config.cluster, watch.enrolment
+        first = job.submit_time.astimezone(UTC).isoformat() if job.submit_time and not job.restart_count else None
+        key = f"{watch.enrolled_as}/{first or ''}"
         if isinstance(enrolment, NotEnrolled):
             self._s.audit.record(AuditEvent(
-                key=f"{cluster}/{job.job_id}/not_enrolled", event_type=EventType.NOT_ENROLLED,
-                cluster=cluster, job_id=job.job_id, details={"reason": enrolment.reason}))
+                key=f"{cluster}/{job.job_id}/not_enrolled/{key}", event_type=EventType.NOT_ENROLLED,
+                cluster=cluster, job_id=job.job_id, details={"reason": enrolment.reason, "submitted": first}))
         else:
             self._s.audit.record(AuditEvent(
-                key=f"{cluster}/{job.job_id}/enrolled", event_type=EventType.ENROLLED, cluster=cluster,
-                job_id=job.job_id, details={"environment": enrolment.environment, "mode": enrolment.mode.value,
-                                            "note": enrolment.note}))
-        return watch
+                key=f"{cluster}/{job.job_id}/enrolled/{key}", event_type=EventType.ENROLLED,
+                cluster=cluster, job_id=job.job_id, details={
+                    "environment": enrolment.environment, "mode": enrolment.mode.value, "note": enrolment.note,
+                    "refused": enrolment.refused, "submitted": first}))
 
     def _observe(self, job: JobInfo, watch: _Watch, unreachable: set[str],
                  kernel_hits: dict[str, tuple[str, str]], metric_hits: dict[str, tuple[str, str]]) -> list[Detection]:
@@ -195,10 +278,13 @@ class Detector:
             watch.attempt, watch.attempt_offset = job.restart_count, watch.log_offset
             watch.sent.clear()
             watch.ended = False
+            watch.seq = 0
         if job.state == "RUNNING" and watch.running != job.restart_count:
             watch.running, watch.attempt_offset = job.restart_count, watch.log_offset
         path = self._s.config.job_output(job.job_id)
-        lines, watch.log_offset = read_lines(path, watch.log_offset)
+        # Run as root, the detector reads only what the job's own user owns: a job cannot point it elsewhere.
+        owner = job.user_id if _AS_ROOT else None
+        lines, watch.log_offset = read_lines(path, watch.log_offset, owner_uid=owner)
         if watch.ended:
             return []
         # Until the new attempt runs, what is written is the previous attempt's
@@ -226,11 +312,12 @@ class Detector:
                     watch.fault = _Fault(at=occurred, kind=kind, attempt=job.restart_count)
             watch.sent.add(key)
             found.append(Detection(kind=kind, at=now, job_id=job.job_id, attempt=job.restart_count,
-                                   job_state=job.state, log_offset=watch.attempt_offset, **fields))
+                                   submitted=job.submit_time, job_state=job.state, log_offset=watch.attempt_offset, **fields))
 
         for text in lines:
             hit = None if claims_trust(text) else self._s.matcher.failure(text)  # a forged finding is no news
-            if hit is None:
+            if hit is None or hit.onset is Onset.REPORTED:
+                # Slurm's report of an end it caused (a cancel, a time limit): its state says the rest.
                 continue
             host = hit.groups.get("host")
             if host and job.nodes and host not in job.nodes:
@@ -268,7 +355,7 @@ class Detector:
             detect(f"ended:{job.state}", DetectionKind.JOB_ENDED, job.end_time or written(),
                    line=f"slurm: job {job.job_id} attempt {job.restart_count} ended {job.state}"
                         f" reason={job.state_reason} exit_code={job.exit_code}")
-        elif job.state in ("COMPLETED", "CANCELLED"):
+        elif job.state in INTENDED_STATES:
             watch.ended = True
             event = EventType.JOB_COMPLETED if job.state == "COMPLETED" else EventType.JOB_ENDED
             self._s.audit.record(AuditEvent(
@@ -280,6 +367,8 @@ class Detector:
     def _progress(self, job: JobInfo, watch: _Watch, lines: list[str]) -> list[Finding]:
         """Feed this poll's lines to the job's rhythm; what it finds wrong, not yet signalled."""
         rhythm = watch.rhythm = watch.rhythm or Rhythm(self._s.config.detector.progress)
+        if job.tasks:
+            rhythm.max_ranks = job.tasks  # rank tags beyond the job's tasks are made up
         if rhythm.attempt != job.restart_count:
             rhythm.new_attempt(job.restart_count)
         now = time.monotonic()
@@ -325,7 +414,11 @@ class Detector:
                 continue
             if node.name not in self._kernel_offsets:
                 self._kernel_offsets[node.name] = _size(path)  # history is not news
-            lines, self._kernel_offsets[node.name] = read_lines(path, self._kernel_offsets[node.name])
+            try:
+                lines, self._kernel_offsets[node.name] = read_lines(path, self._kernel_offsets[node.name])
+            except UnsafeOutput as exc:  # one node's log must not stop the others' (logged once a poll)
+                log.warning("kernel log of %s not read: %s", node.name, exc.reason)
+                continue
             for text in lines:
                 if kernel_message(text) is None:
                     continue  # a userspace program's line in the same file is not the kernel's
@@ -334,23 +427,63 @@ class Detector:
                     hits[node.name] = (hit.pattern, text[:2000])
         return hits
 
-async def signal_detection(client: Client, config: ClusterConfig, enrolment: Enrolment, detection: Detection) -> bool:
-    """Start the attempt's incident with this detection, or signal it when it runs.
+@dataclass(frozen=True)
+class Delivery:
+    """Where a detection went: the attempt's current incident."""
+
+    incident_id: str
+    seq: int  # how many incidents of this attempt found it not interrupted before this one
+    log_offset: int  # where that incident's evidence begins in the job's output
+
+
+async def signal_detection(client: Client, config: ClusterConfig, enrolment: Enrolment, detection: Detection,
+                           seq: int = 0) -> Delivery | None:
+    """Start the attempt's current incident with this detection, or signal it when it runs.
 
     The one way a detection reaches an incident: the detector's and the Advisor
-    API's (external detectors). False when the attempt's incident has closed: it
-    is not reopened. Raises RPCError while Temporal is unreachable.
+    API's (external detectors). An incident that closed finding the attempt not
+    interrupted hands on to the attempt's next one (`seq`, which a caller that
+    remembers it passes to skip the walk); any other closed incident is final:
+    None, the interruption it handled is not handled twice. Raises RPCError
+    while Temporal is unreachable.
     """
-    iid = incident_id(config.cluster, detection.job_id, detection.attempt, detection.kind)
+    for _ in range(config.detector.max_signals_per_attempt + 1):  # each incident took at least one detection
+        iid = incident_id(config.cluster, detection.job_id, detection.attempt, detection.kind, seq,
+                          detection.submitted)
+        if await _start_or_signal(client, config, enrolment, detection, iid):
+            return Delivery(incident_id=iid, seq=seq, log_offset=detection.log_offset)
+        closed = await _closed_as(client, iid)
+        if closed is None or closed.phase is not Phase.NOT_INTERRUPTED or detection.kind is DetectionKind.SLOWDOWN:
+            log.debug("incident %s already closed; %s not signalled", iid, detection.kind.value)
+            return None
+        seq += 1
+        if closed.log_end is not None and closed.log_end > detection.log_offset:
+            # What that incident read was judged; the next one reads what came after.
+            detection = detection.model_copy(update={"log_offset": closed.log_end})
+    return None
+
+
+async def _closed_as(client: Client, iid: str) -> IncidentResult | None:
+    """How a closed incident ended; None when it did not complete (failed, terminated)."""
+    try:
+        return await client.get_workflow_handle(iid, result_type=IncidentResult).result(
+            follow_runs=False, rpc_timeout=timedelta(seconds=10))
+    except WorkflowFailureError:
+        return None
+
+
+async def _start_or_signal(client: Client, config: ClusterConfig, enrolment: Enrolment, detection: Detection,
+                           iid: str) -> bool:
+    """False when the incident `iid` has closed: it is not reopened."""
     mode = enrolment.mode
     if detection.kind is DetectionKind.SLOWDOWN and not config.detector.progress.act_on_stragglers:
         mode = Mode.OBSERVE  # a straggler slows the job without stopping it: recommend only, unless told
     advisor = config.scheduler.transport is Transport.ADVISOR
     start = IncidentInput(
-        cluster=config.cluster, job_id=detection.job_id, attempt=detection.attempt,
+        cluster=config.cluster, job_id=detection.job_id, attempt=detection.attempt, submitted=detection.submitted,
         environment=enrolment.environment, mode=mode,
         settle_s=config.detector.settle_s, cascade_wait_s=config.detector.cascade_wait_s,
-        follow_timeout_s=config.detector.follow_timeout_s,
+        follow_timeout_s=config.detector.follow_timeout_s, confirm_window_s=config.detector.confirm_window_s,
         approval=config.environments[enrolment.environment].approval,
         reconcile_timeout_s=config.scheduler.reconcile_timeout_s if advisor else None,
     )
@@ -368,7 +501,6 @@ async def signal_detection(client: Client, config: ClusterConfig, enrolment: Enr
         log.info("detection %s for %s: %s", detection.kind.value, iid, detection.pattern or detection.node or "")
         return True
     except WorkflowAlreadyStartedError:
-        log.debug("incident %s already closed; %s not signalled", iid, detection.kind.value)
         return False
 
 
@@ -376,15 +508,23 @@ def _unreachable(node: NodeInfo) -> bool:
     return node.state.lower().startswith("down") or "not_responding" in {f.lower() for f in node.flags}
 
 
+def _enrolment_basis(job: JobInfo) -> str:
+    """What a job's enrolment is decided from, as a short key."""
+    basis = "\0".join((job.comment, job.partition, job.account, job.user))
+    return hashlib.sha256(basis.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
 def _modified(path) -> datetime | None:
+    """When the job last wrote its output. The file's own time, never a link's target's:
+    the path is the job owner's to make anything of; what it cannot tell is unknown."""
     try:
-        return datetime.fromtimestamp(path.stat().st_mtime, UTC)
-    except FileNotFoundError:
+        return datetime.fromtimestamp(os.lstat(path).st_mtime, UTC)
+    except (OSError, ValueError, OverflowError):
         return None
 
 
 def _size(path) -> int:
     try:
-        return path.stat().st_size
-    except FileNotFoundError:
+        return os.lstat(path).st_size
+    except OSError:
         return 0

@@ -30,6 +30,9 @@ class Detection(BaseModel):
     at: datetime  # when the detector saw it
     job_id: int
     attempt: int
+    # When Slurm accepted the job: Slurm reuses job ids (a controller reset, a wraparound),
+    # so a job is its id and its submit time. None where it is not known.
+    submitted: datetime | None = None
     line: str | None = None
     pattern: str | None = None
     node: str | None = None
@@ -43,6 +46,7 @@ class IncidentInput(BaseModel):
     cluster: str
     job_id: int
     attempt: int
+    submitted: datetime | None = None  # the job's submit time: its history is its own, not an old job's under its id
     environment: str
     mode: Mode
     settle_s: float
@@ -100,12 +104,15 @@ class Phase(StrEnum):
     CLOSED = "closed"
 
 
-def incident_id(cluster: str, job_id: int, attempt: int, kind: DetectionKind | None = None, seq: int = 0) -> str:
+def incident_id(cluster: str, job_id: int, attempt: int, kind: DetectionKind | None = None, seq: int = 0,
+                submitted: datetime | None = None) -> str:
     """One incident per interruption of an attempt, and a slowdown beside it: a slow
     job keeps running, so a crash later in the same attempt must still find an
     incident to open. An incident that found the attempt not interrupted leaves
-    the attempt watched: the next suspicion opens the next one (`seq`)."""
-    base = f"incident-{cluster}-{job_id}-{attempt}"
+    the attempt watched: the next suspicion opens the next one (`seq`). With the
+    job's submit time, a new job under a reused id never meets an old one's incidents."""
+    job = f"{job_id}-s{int(submitted.timestamp())}" if submitted is not None else str(job_id)
+    base = f"incident-{cluster}-{job}-{attempt}"
     if kind is DetectionKind.SLOWDOWN:
         return f"{base}-slowdown"
     return f"{base}.{seq}" if seq else base

@@ -47,7 +47,8 @@ def lab_config(lab: Lab, transport: Transport = Transport.LOCAL) -> ClusterConfi
         # Jobs here step in about a second: a hang shows within 15 s, after Slurm has
         # seen a dead node as not responding (8-10 s), so that cause is told first.
         # The detector shares the nodes' /proc here, so it can see a stopped rank.
-        "detector": {"progress": {
+        # A suspicion waits 8 s for its confirmation here: sandbox jobs step in under a second.
+        "detector": {"confirm_window_s": 8, "progress": {
             "hang_factor": 4, "hang_floor_s": 15, "startup_s": 120, "checkpoint_s": 40,
             "sustain_s": 10, "recent": 6, "stopped_task_check": "slurm_step",
         }},

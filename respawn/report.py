@@ -144,4 +144,9 @@ def describe(row: AuditRow) -> str:
         return str(d.get("state"))
     if row.event_type is EventType.OVERRIDE:
         return f"{d.get('who')}: {d.get('reason')}"
+    if row.event_type is EventType.NOT_INTERRUPTED:
+        # A suspicion, not an interruption: recommended nothing, nobody acted.
+        return f"not interrupted: {d.get('why')} ({row.pattern or 'no pattern'})"[:160]
+    if row.event_type is EventType.WATCH_ERROR:
+        return f"output not watched: {d.get('detail')}"[:160]
     return d.get("reason") or d.get("detail") or d.get("note") or ""

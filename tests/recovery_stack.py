@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from respawn.audit import AuditRow, AuditTrail, EventType
-from respawn.config import ClusterConfig, Transport, load_config
+from respawn.config import ClusterConfig, Environment, Transport, load_config
 from respawn.demo import RespawnProcesses
 from respawn.labconfig import lab_config
 from respawn.polling import until
@@ -20,17 +20,20 @@ from respawn.scheduler.transport import LocalTransport
 
 
 @contextmanager
-def respawn_running(lab: Lab, name: str, transport: Transport = Transport.LOCAL, **budgets):
+def respawn_running(lab: Lab, name: str, transport: Transport = Transport.LOCAL,
+                    environments: dict[str, Environment] | None = None, **budgets):
     """A detector and a worker for the sandbox, as real child processes.
 
     Each test module runs as its own cluster `name` (own task queue, own audit
     trail), so one module's incidents never count in another's node record.
+    `environments` are added to the sandbox's.
     """
     base = lab_config(lab, transport)
     for stale in lab.root.glob(f"audit-{name}.db*"):  # a module's record starts empty every run
         stale.unlink()
     config = base.model_copy(update={
         "cluster": name, "audit_db": lab.root / f"audit-{name}.db",
+        "environments": base.environments | (environments or {}),
         "budgets": base.budgets.model_copy(update=budgets)})
     path = write_config(config, lab.root / f"{name}.yaml")
     with RespawnProcesses(lab, path):

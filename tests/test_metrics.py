@@ -234,6 +234,7 @@ async def test_detector_measures_detection_latency_once_per_incident_and_the_tim
     output.write_text("[rank0]: step 1 loss 0.9\n")
     releases = value("respawn_watchdog_releases_total")
     await detector.poll_once()
+    await detector.check_holds()  # the watchdog's own timer, with the poll's listing
     assert value("respawn_watchdog_releases_total") - releases == 1
     assert services.slurm.released == [9]
 

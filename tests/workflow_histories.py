@@ -7,7 +7,8 @@ FOLDER/<path>.json, named from CATALOGUE below. How and when to re-record:
 tests/data/histories/README.md.
 
     RESPAWN_RECORD_HISTORIES=/tmp/histories .venv/bin/python -m pytest -q -p tests.workflow_histories \
-        tests/test_incident_workflow.py tests/test_advisor_workflow.py tests/test_workflow_paths.py
+        tests/test_incident_workflow.py tests/test_advisor_workflow.py tests/test_workflow_paths.py \
+        tests/test_interruption.py -k "not detector and not crash_after"
 """
 
 import os
@@ -49,6 +50,13 @@ CATALOGUE: dict[str, list[str]] = {
     "test_advisor_stop_not_carried_out_closes": ["advisor_stop_abandoned"],
     "test_slowdown_is_recommended_beside_the_attempt": ["slowdown_recommended"],
     "test_slowdown_acted_on_excludes_the_slow_node": ["slowdown_restart_excluding"],
+    # tests/test_interruption.py (recorded with the patch "confirm-interruption")
+    "test_a_suspicion_the_attempt_outlives_closes_as_not_interrupted_and_acts_on_nothing":
+        ["suspected_not_interrupted"],
+    "test_a_suspicion_confirmed_within_the_window_is_recovered": ["suspected_confirmed_restart"],
+    "test_an_owner_cancel_records_no_stop": ["owner_ended_not_interrupted"],
+    "test_a_stop_on_an_attempt_that_still_runs_is_a_recommendation_nobody_acted_on": ["stop_running_recommended"],
+    "test_a_stop_on_an_ended_attempt_withholds_its_requeue": ["stop_confirmed"],
 }
 
 

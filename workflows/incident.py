@@ -6,7 +6,7 @@ it was on another worker, without repeating an action that completed.
 """
 
 import asyncio
-from datetime import timedelta
+from datetime import UTC, timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -195,6 +195,7 @@ class IncidentWorkflow:
                                "drain_backed": nodes.drain_backed, "systemic": nodes.systemic,
                                "checkpoint_step": gathered.checkpoint_step, "mode": inp.mode.value,
                                "interruption": assessment.interruption.why if confirming else None,
+                               "submitted": inp.submitted.astimezone(UTC).isoformat() if inp.submitted else None,
                            })
         result = IncidentResult(incident_id=iid, phase=self._phase, failure_class=attribution.failure_class.value,
                                 action=decision.action.value, acted=acting, reason=decision.reason,

@@ -44,6 +44,9 @@ class FaultKind(StrEnum):
     # A user's program printing an Xid 79 line and dying: the job's output looks like XID's,
     # but the kernel log and the GPU metrics say nothing (any user can print "Xid 79").
     FORGED_XID = "forged_xid"
+    # Failure-looking text the rank handles itself (an OOM in a batch-size probe, a retried
+    # read, a caught exception's traceback) before it trains on: no interruption at all.
+    HANDLED = "handled"
 
 
 class FaultError(RuntimeError):

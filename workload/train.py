@@ -157,6 +157,23 @@ def fail_like_production(kind: str) -> NoReturn:
     raise ValueError(f"unknown fault kind {kind!r}")
 
 
+def print_handled_failures(step: int) -> None:
+    """Failure-looking text a healthy trainer prints and handles, then trains on: a
+    batch-size probe that runs out of GPU memory, a data read retried, a sample
+    whose error is caught and skipped (its traceback printed, as logging does)."""
+    log(f"batch-size probe: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB "
+        f"(GPU 0; 79.15 GiB total capacity). Falling back to batch size {max(1, step % 7)}")
+    log("data: OSError: [Errno 5] Input/output error: '/datasets/shard-00042.tar', retrying in 1 s (1/5)")
+    try:
+        {"inputs": None}["labels"]
+    except KeyError:
+        import traceback
+
+        for line in traceback.format_exc().splitlines():
+            log(line)
+        log(f"skipped a malformed sample at step {step}")
+
+
 def newest_checkpoint(ckpt_dir: Path) -> tuple[int, Path] | None:
     found = [(int(m[1]), p) for p in ckpt_dir.glob("step-*.pt") if (m := CHECKPOINT_NAME.fullmatch(p.name))]
     return max(found) if found else None
@@ -228,6 +245,8 @@ def main() -> None:
         batch = {"inputs": inputs, "labels": inputs @ true_weights + 0.1 * torch.randn(args.batch_size, 1, generator=g)}
         if kind == "keyerror":
             del batch["labels"]  # a malformed sample from the data pipeline: an application bug
+        elif kind == "handled":
+            print_handled_failures(step)
         elif kind not in (None, "slow"):
             fail_like_production(kind)
 

@@ -55,6 +55,7 @@ class JobInfo(BaseModel):
     submit_time: datetime | None = None
     start_time: datetime | None = None
     end_time: datetime | None = None  # for an unfinished job, Slurm's projection from the time limit
+    tasks: int | None = None  # the job's task count: its ranks, when it runs one per task
     array_job_id: int | None = None
     array_task_id: int | None = None
 

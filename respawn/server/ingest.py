@@ -132,15 +132,18 @@ class Ingest:
             pattern = hit.pattern
         now = datetime.now(UTC)
         detection = Detection(kind=DetectionKind(report.kind.value), at=min(report.occurred_at or now, now),
-                              job_id=job.job_id, attempt=job.restart_count, line=report.line, pattern=pattern,
+                              job_id=job.job_id, attempt=job.restart_count, submitted=job.submit_time,
+                              line=report.line, pattern=pattern,
                               node=report.node, job_state=job.state, log_offset=report.log_offset)
         try:
             delivered = await signal_detection(await self._temporal(), config, enrolment, detection)
         except RPCError as exc:
             raise IngestError(503, f"Temporal unreachable: {exc.message}") from None
-        iid = incident_id(config.cluster, job.job_id, job.restart_count, detection.kind)
         if not delivered:
+            iid = incident_id(config.cluster, job.job_id, job.restart_count, detection.kind,
+                              submitted=job.submit_time)
             raise IngestError(409, f"incident {iid} has closed and is not reopened")
+        iid = delivered.incident_id
         if report.occurred_at is not None:
             metrics.DETECTION_LATENCY.labels(kind=metrics.EXTERNAL).observe(metrics.seconds(detection.at, now))
         log.info("external detection %s from %s delivered to %s", report.kind.value, who, iid)
