@@ -12,6 +12,7 @@ label is not `ambiguous`, a per-class table and every confusion.
 import argparse
 import io
 import json
+import math
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -37,7 +38,18 @@ def main() -> int:
 
 
 def _ratio(num: int, den: int) -> str:
-    return f"{num / den:.3f} ({num}/{den})" if den else "n/a (0/0)"
+    if not den:
+        return "n/a (0/0)"
+    low, high = wilson(num, den)
+    return f"{num / den:.3f} ({num}/{den}; 95% Wilson {low:.3f}-{high:.3f})"
+
+
+def wilson(num: int, den: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a proportion: honest at small n and at 0 or 1."""
+    p = num / den
+    centre = (p + z * z / (2 * den)) / (1 + z * z / den)
+    half = z * math.sqrt(p * (1 - p) / den + z * z / (4 * den * den)) / (1 + z * z / den)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def report(rows: list[dict], got: dict[str, dict]) -> None:
@@ -58,7 +70,9 @@ def report(rows: list[dict], got: dict[str, dict]) -> None:
     print(f"excerpts                       {len(rows)}  (errors: {len(errors)} {errors or ''})")
     print(f"failure-class accuracy         {_ratio(len(right), len(ok))}")
     print(f"benign excerpts flagged        {len(flagged)} of {len(benign)} {flagged or ''}")
-    print(f"failures called benign         {len(missed)} {missed or ''}")
+    failures = len(ok) - len(benign)
+    print(f"failures called benign         {len(missed)} of {failures} "
+          f"({len(missed) / failures:.1%}) {missed or ''}" if failures else "failures called benign         0 of 0")
     print(f"node-implicated precision      {_ratio(len(both), len(said))}")
     print(f"node-implicated recall         {_ratio(len(both), len(truly))}")
     print(f"cause-layer accuracy (labelled non-ambiguous)  {_ratio(len(layer_right), len(layered))}")
