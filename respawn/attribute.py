@@ -66,6 +66,7 @@ _HOST_MAX = 253  # the longest DNS name: anything longer is not a host
 _PCI = re2.compile(r"([0-9a-f]{2}):([0-9a-f]{2})(?:\.\d)?$")  # bus:device at the end of a bus id
 
 _UNMATCHED = FailureClass.PROCESS_CRASH
+_UNKNOWN_TAIL = 10  # the lines an unknown failure is reported with
 # Slurm states of an attempt that ended badly. In any other state (RUNNING,
 # COMPLETED) and with a zero exit code, evidence that matches nothing is benign.
 _FAILED_STATES = {"FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "TIMEOUT", "BOOT_FAIL", "DEADLINE", "PREEMPTED",
@@ -274,12 +275,18 @@ def _conclude(found: list[_Failure], where: _Where, *, recurrence_blames: bool) 
 
 
 def _unmatched(catalogue: Catalogue, evidence: Evidence) -> Attribution:
+    """A failed attempt whose text no runbook knows: said so, with its last lines, and
+    decided by the ladder of the class an unexplained death falls under (one restart tells
+    a transient fault from a deterministic one). No pattern is claimed."""
     book = catalogue.runbooks.get(_UNMATCHED)
+    last = [ln.text for ln in evidence.lines if ln.source is LineSource.JOB][-_UNKNOWN_TAIL:]
     return Attribution(
         failure_class=_UNMATCHED,
         cause_layer=book.cause_layer if book else CauseLayer.AMBIGUOUS,
         recoverable_by_restart=book.recoverable_by_restart if book else None,
         line=f"no runbook pattern matched; job state {evidence.job_state}, exit code {evidence.exit_code}",
+        unknown=True,
+        last_lines=[t[:_AUDIT_LINE] for t in last],
     )
 
 

@@ -20,6 +20,10 @@ class Attribution(BaseModel):
     recoverable_by_restart: bool | None = None
     pattern: str | None = None  # id of the runbook pattern that decided
     line: str | None = None  # the line that decided, for the audit trail
+    # No runbook pattern knew the failure: reported as unknown with the attempt's last lines,
+    # never as a pattern's verdict (the class only picks the ladder).
+    unknown: bool = False
+    last_lines: list[str] = Field(default_factory=list)
     source: AttributionSource = AttributionSource.RUNBOOKS
     # Set when a configured hook was asked and its judgement could not be used
     # (timeout, connection, HTTP status, invalid body): the runbooks' reading stands.

@@ -184,6 +184,16 @@ def test_unmatched_failure_falls_back_to_process_crash(catalogue, matcher):
     assert "exit code 1" in (a.line or "")
 
 
+def test_unknown_failure_text_is_reported_as_unknown_with_its_last_lines(catalogue, matcher):
+    ev = evidence("[rank0]: step 3", exit_code=1)
+    ev.lines += [LogLine(text=f"[rank0]: frobnicator said {i}", seq=i + 1) for i in range(20)]
+    a = attribute(catalogue, matcher, ev)
+    assert a.unknown and a.pattern is None
+    assert a.last_lines[-1] == "[rank0]: frobnicator said 19" and len(a.last_lines) == 10
+    matched = attribute(catalogue, matcher, evidence("RuntimeError: CUDA error: uncorrectable ECC error encountered"))
+    assert not matched.unknown and matched.last_lines == []
+
+
 def test_running_job_with_nothing_wrong_is_benign(catalogue, matcher):
     a = attribute(catalogue, matcher, evidence("[rank0]: step 3", job_state="RUNNING", exit_code=None))
     assert a.failure_class is FailureClass.BENIGN and a.pattern is None

@@ -178,6 +178,7 @@ class IncidentWorkflow:
             "down_nodes": gathered.evidence.down_nodes, "source": attribution.source.value,
             "hook_error": attribution.hook_error, "hook_rationale": attribution.hook_rationale,
             "hook_refused_nodes": attribution.hook_refused_nodes,
+            "unknown": attribution.unknown, "last_lines": attribution.last_lines,
         })
         nodes = assessment.nodes
         if nodes.systemic:
