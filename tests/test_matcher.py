@@ -23,6 +23,23 @@ FAILURES = [
     ("NVRM: GPU 0000:41:00.0: RmInitAdapter failed! (0x25:0x65:1457)", "gpu-init-failed"),
     ("cudaGetDeviceCount: CUDA-capable device(s) is/are busy or unavailable", "gpu-init-failed"),
     ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.", "nvidia-driver-unreachable"),
+    # The Xid catalogue's families (runbooks/gpu_hardware.yaml names the sources).
+    ("NVRM: Xid (PCI:0000:2c:00): 63, pid=88, name=python, Row Remapper: New row (0x0000000000abc) marked for "
+     "remapping, reset gpu to activate.", "xid-memory-degraded"),
+    ("NVRM: Xid (PCI:0000:2c:00): 154, pid='<unknown>', name=<unknown>, GPU recovery action changed from 0x0 "
+     "(None) to 0x1 (GPU Reset Required)", "xid-recovery-action"),
+    ("Error: Detected XID 119 for GPU 5", "dcgm-diag-xid"),
+    ("Fail - GPU 1: Detected 2 volatile double-bit ECC error(s) in GPU 1.", "dcgm-health-failure"),
+    ("NVRM: Xid (PCI:0000:61:00): 39, pid=12, name=python, CE0: Unknown Error", "xid-engine-fault"),
+    ("NVRM: Xid (PCI:0000:61:00): 54, pid=12, Auxiliary power is not connected to the GPU board",
+     "xid-reduced-clocking"),
+    ("nvidia-nvswitch2: SXid (PCI:0000:c5:00.0): 24007, Fatal, Link 31 sourcetrack TCEN0 crumbstore ECC DBE Err",
+     "nvswitch-sxid-fatal"),
+    ("CUDA initialization: CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE on GPU 0", "cuda-compat-unsupported"),
+    ("NVRM: Xid (PCI:0000:61:00): 45, pid=12, name=python, Ch 00000004 caused by previous Xid 95",
+     "xid-cleanup-after-fatal"),
+    ("NVRM: Xid (PCI:0000:61:00): 45, pid=12, name=python, Ch 00000004 caused by previous Xid 146",
+     "xid-nvlink-cleanup"),
     ("RuntimeError: CUDA error: an illegal memory access was encountered", "cuda-illegal-address"),
     ("CUDA error: misaligned address", "cuda-illegal-address"),
     ("RuntimeError: CUDA error: unspecified launch failure", "cuda-launch-failure"),
