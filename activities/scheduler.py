@@ -117,9 +117,10 @@ class SchedulerActivities:
 
 
 def _wait_while_completing(job: JobInfo) -> None:
-    """A requeued job stays COMPLETING until every node let go of it (a dead
-    node: until Slurm declares it DOWN). Retry, with backoff, until it is PENDING."""
-    if job.state == "COMPLETING":
+    """A requeued job stays completing until every node let go of it (a dead
+    node: until Slurm declares it DOWN): 22.05 prints it COMPLETING, 24.11
+    PENDING with the COMPLETING flag. Retry, with backoff, until no node holds it."""
+    if job.completing:
         raise ApplicationError(f"job {job.job_id} is still completing", type="JobCompleting")
 
 

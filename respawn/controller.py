@@ -127,7 +127,7 @@ class Controller:
             except JobPending:
                 pass  # Slurm requeued it itself meanwhile (a node failure)
             job = await self._slurm.job(job.job_id)
-        if job.state == "COMPLETING":
+        if job.completing:  # 22.05: COMPLETING; 24.11: PENDING + the COMPLETING flag
             raise NotYet(f"job {job.job_id} is still completing")
         if job.state == "PENDING":
             if sorted(job.excluded_nodes) != sorted(advice.exclude):

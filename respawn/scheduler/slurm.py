@@ -1,9 +1,16 @@
 """The Slurm adapter: read jobs and nodes, and the few changes recovery makes.
 
-State is read from `squeue --json` / `sinfo --json` (openapi v0.0.38 in 22.05),
-never from `scontrol show` text, where a comment holding spaces or `=` breaks
-key=value splitting. In 22.05 those commands ignore filters (-j, -t, ...) and
-return every job, so filtering is done here.
+State is read from Slurm's JSON (`squeue --json`, `sinfo --json`, and where the
+version has them `scontrol show job|node --json`), never from `scontrol show`
+text, where a comment holding spaces or `=` breaks key=value splitting. Each
+output names its format version in `meta`, which picks the reader
+(respawn/scheduler/slurm_json/): 22.05's openapi v0.0.38 or 23.11-24.11's data
+parser v0.0.40-42; any other version is an error naming it.
+
+Versions differ in what the commands do, and the adapter learns the version from
+the first output it reads: 22.05 ignores filters (-j, -t, ...) and returns every
+job, so filtering is done here; 24.11 omits finished jobs unless asked (`-t all`),
+and one job is cheapest read with `scontrol show job --json J`.
 
 Methods do one operation and raise typed errors; reading state first to make a
 change idempotent is the caller's business.
@@ -12,12 +19,13 @@ change idempotent is the caller's business.
 import json
 import re
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from respawn import hostlist
+from respawn.scheduler import slurm_json
 from respawn.scheduler.errors import (
     InvalidJobId,
     InvalidNodeName,
@@ -26,6 +34,7 @@ from respawn.scheduler.errors import (
     SlurmCommandError,
     error_from,
 )
+from respawn.scheduler.states import JobFlag, JobState, NodeFlag, NodeState, job_state, node_state
 from respawn.scheduler.transport import CommandResult, Transport
 
 MAX_JOB_ID = 2**32 - 1
@@ -39,7 +48,10 @@ class JobInfo(BaseModel):
     user: str = ""
     user_id: int | None = None  # None when Slurm did not say
     account: str = ""  # empty without Slurm accounting
-    state: str  # RUNNING, PENDING, COMPLETING, FAILED, NODE_FAIL, CANCELLED, ...
+    # The base state: RUNNING, PENDING, FAILED, NODE_FAIL, CANCELLED, ... (COMPLETING where
+    # 22.05 printed the flag in place of the base). Flags apart: use `completing`, not the state.
+    state: JobState
+    flags: list[JobFlag] = Field(default_factory=list)  # COMPLETING, REQUEUED, ... (as Slurm listed them)
     state_reason: str = ""  # "None", "JobHeldUser", "BeginTime", "NonZeroExitCode", ...
     state_description: str = ""  # e.g. "job requeued in held state"
     restart_count: int = 0
@@ -54,39 +66,52 @@ class JobInfo(BaseModel):
     partition: str = ""
     submit_time: datetime | None = None
     start_time: datetime | None = None
-    end_time: datetime | None = None  # for an unfinished job, Slurm's projection from the time limit
+    end_time: datetime | None = None  # once ended; None while unfinished (Slurm prints a projection then)
     tasks: int | None = None  # the job's task count: its ranks, when it runs one per task
     array_job_id: int | None = None
     array_task_id: int | None = None
 
+    @field_validator("state", mode="before")
+    @classmethod
+    def _state_name(cls, value: object) -> object:
+        return value if isinstance(value, JobState) else job_state([str(value)])[0]
+
+    @property
+    def completing(self) -> bool:
+        """Some node still holds the job: 22.05's COMPLETING, or the flag on any base state
+        (24.11's `["PENDING", "COMPLETING"]` right after a requeue)."""
+        return self.state is JobState.COMPLETING or JobFlag.COMPLETING in self.flags
+
 
 class NodeInfo(BaseModel):
     name: str
-    state: str  # base state, lower case: idle, mixed, allocated, down, ...
-    flags: list[str] = Field(default_factory=list)  # DRAIN, NOT_RESPONDING, COMPLETING, ...
+    state: NodeState  # base state, lower case: idle, mixed, allocated, down, ...
+    flags: list[NodeFlag] = Field(default_factory=list)  # DRAIN, NOT_RESPONDING, COMPLETING, ...
     reason: str = ""
+
+    @field_validator("state", mode="before")
+    @classmethod
+    def _state_name(cls, value: object) -> object:
+        return value if isinstance(value, NodeState) else node_state([str(value)])[0]
+
+    @property
+    def drained(self) -> bool:
+        """DRAIN is set: drained, or draining while a job still runs there."""
+        return NodeFlag.DRAIN in self.flags
+
+    @property
+    def unreachable(self) -> bool:
+        return self.state is NodeState.DOWN or NodeFlag.NOT_RESPONDING in self.flags
 
 
 def parse_squeue_json(text: str) -> list[JobInfo]:
-    data = _load(text, "squeue --json", "jobs")
-    return [_job(raw) for raw in data.get("jobs") or [] if isinstance(raw, dict) and _int(raw.get("job_id"))]
+    """`squeue --json` or `scontrol show job --json`, of any version with a reader."""
+    return [JobInfo(**fields) for fields in slurm_json.jobs(_load(text, "squeue --json", "jobs"), "squeue --json")]
 
 
 def parse_sinfo_json(text: str) -> list[NodeInfo]:
-    data = _load(text, "sinfo --json", "nodes")
-    nodes = []
-    for raw in data.get("nodes") or []:
-        if not isinstance(raw, dict) or not raw.get("name"):
-            continue
-        nodes.append(
-            NodeInfo(
-                name=str(raw["name"]),
-                state=_first(raw.get("state")).lower(),
-                flags=[str(f).upper() for f in raw.get("state_flags") or []],
-                reason=_str(raw.get("reason")),
-            )
-        )
-    return nodes
+    """`sinfo [-N] --json` or `scontrol show node --json`, of any version with a reader."""
+    return [NodeInfo(**fields) for fields in slurm_json.nodes(_load(text, "sinfo --json", "nodes"), "sinfo --json")]
 
 
 class Slurm:
@@ -95,14 +120,24 @@ class Slurm:
     def __init__(self, transport: Transport, timeout: float = 30.0) -> None:
         self.transport = transport
         self.timeout = timeout
+        # The output format the cluster printed last ("v0.0.38", "v0.0.42"); None until the first read.
+        self.format: str | None = None
 
     async def jobs(self) -> list[JobInfo]:
-        """Every job the controller knows, including those that ended in the last MinJobAge seconds."""
-        return parse_squeue_json((await self._run(["squeue", "--json"])).stdout)
+        """Every job the controller knows, including those that ended in the last MinJobAge seconds
+        (24.11 lists those only with `-t all`; 22.05 ignores the option and lists them anyway)."""
+        data = await self._json(["squeue", "--json", "--states=all"], "squeue --json", "jobs")
+        return [JobInfo(**fields) for fields in slurm_json.jobs(data, "squeue --json")]
 
     async def job(self, job_id: int) -> JobInfo:
         wanted = int(_job_id(job_id))
-        for job in await self.jobs():
+        if self._has_scontrol_json():
+            # One job, finished ones included; an unknown id answers rc 0 and no job.
+            data = await self._json(["scontrol", "show", "job", "--json", str(wanted)], "scontrol show job", "jobs")
+            found = [JobInfo(**f) for f in slurm_json.jobs(data, "scontrol show job --json")]
+        else:
+            found = await self.jobs()
+        for job in found:
             if job.job_id == wanted:
                 return job
         raise JobNotFound(f"squeue: no job {wanted}")
@@ -133,7 +168,14 @@ class Slurm:
         await self._run(["scancel", _job_id(job_id)])
 
     async def nodes(self) -> list[NodeInfo]:
-        return parse_sinfo_json((await self._run(["sinfo", "--json"])).stdout)
+        """Every node with its own state, flags and reason (24.11's `sinfo --json` groups nodes,
+        merging reasons, so there it is `scontrol show node --json`)."""
+        if not self._has_scontrol_json():
+            data = await self._json(["sinfo", "--json"], "sinfo --json", "nodes")
+            if not self._has_scontrol_json():
+                return [NodeInfo(**fields) for fields in slurm_json.nodes(data, "sinfo --json")]
+        data = await self._json(["scontrol", "show", "node", "--json"], "scontrol show node", "nodes")
+        return [NodeInfo(**fields) for fields in slurm_json.nodes(data, "scontrol show node --json")]
 
     async def node(self, name: str) -> NodeInfo:
         wanted = _node_name(name)
@@ -149,6 +191,15 @@ class Slurm:
 
     async def resume(self, node: str) -> None:
         await self._run(["scontrol", "update", f"NodeName={_node_name(node)}", "State=RESUME"])
+
+    def _has_scontrol_json(self) -> bool:
+        return self.format is not None and self.format != slurm_json.LEGACY
+
+    async def _json(self, argv: list[str], what: str, key: str) -> dict[str, Any]:
+        data = _load((await self._run(argv)).stdout, what, key)
+        slurm_json.reader(data, what)  # an unknown version fails here, naming it
+        self.format = slurm_json.version(data) or slurm_json.LEGACY
+        return data
 
     async def _run(self, argv: list[str]) -> CommandResult:
         result = await self.transport.run(argv, timeout=self.timeout)
@@ -201,90 +252,5 @@ def _load(text: str, what: str, key: str) -> dict[str, Any]:
     return data
 
 
-def _job(raw: dict[str, Any]) -> JobInfo:
-    exit_code, exit_signal = _exit_status(raw.get("exit_code"))
-    array_job = _int(raw.get("array_job_id"))
-    return JobInfo(
-        job_id=_int(raw.get("job_id")) or 0,
-        name=_str(raw.get("name")),
-        user=_str(raw.get("user_name")),
-        user_id=_int(raw.get("user_id")),
-        account=_str(raw.get("account")),
-        state=_first(raw.get("job_state")).upper(),
-        state_reason=_str(raw.get("state_reason")),
-        state_description=_str(raw.get("state_description")),
-        restart_count=_int(raw.get("restart_cnt")) or 0,
-        nodes=_allocation(raw),
-        batch_host=_str(raw.get("batch_host")) or None,
-        excluded_nodes=_expand(raw.get("excluded_nodes")),
-        comment=_str(raw.get("comment")),
-        exit_code=exit_code,
-        exit_signal=exit_signal,
-        workdir=_str(raw.get("current_working_directory")),
-        requeue=bool(raw.get("requeue")),
-        partition=_str(raw.get("partition")),
-        submit_time=_time(raw.get("submit_time")),
-        start_time=_time(raw.get("start_time")),
-        end_time=_time(raw.get("end_time")),
-        array_job_id=array_job or None,
-        array_task_id=_int(raw.get("array_task_id")) if array_job else None,
-    )
-
-
-def _allocation(raw: dict[str, Any]) -> list[str]:
-    nodes = _expand(raw.get("nodes"))
-    if nodes:
-        return nodes
-    resources = raw.get("job_resources") or {}
-    allocated = resources.get("allocated_nodes") if isinstance(resources, dict) else None
-    if isinstance(allocated, list):
-        return [str(n["nodename"]) for n in allocated if isinstance(n, dict) and n.get("nodename")]
-    return []
-
-
-def _exit_status(value: Any) -> tuple[int | None, int | None]:
-    """v0.0.38 gives the raw wait status (exit 3 -> 768); later versions a return_code object."""
-    if isinstance(value, dict):
-        return _int(value.get("return_code")), _int((value.get("signal") or {}).get("id"))
-    status = _int(value)
-    if status is None:
-        return None, None
-    return (status >> 8) & 0xFF, (status & 0x7F) or None
-
-
-def _expand(value: Any) -> list[str]:
-    text = _str(value).strip()
-    if not text or text in ("(null)", "None"):
-        return []
-    try:
-        return hostlist.expand(text)
-    except ValueError:
-        return [n for n in text.split(",") if n]
-
-
-def _time(value: Any) -> datetime | None:
-    seconds = _int(value)
-    return datetime.fromtimestamp(seconds, tz=UTC) if seconds else None
-
-
-def _int(value: Any) -> int | None:
-    # Later openapi versions wrap numbers as {"set": true, "infinite": false, "number": N}.
-    if isinstance(value, dict):
-        value = value.get("number") if value.get("set", True) and not value.get("infinite") else None
-    if isinstance(value, bool) or value is None:
-        return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
-
-
 def _str(value: Any) -> str:
     return "" if value is None else str(value)
-
-
-def _first(value: Any) -> str:
-    # job_state is a string in v0.0.38 and a list of states in later versions.
-    if isinstance(value, list):
-        return _str(value[0]) if value else ""
-    return _str(value)

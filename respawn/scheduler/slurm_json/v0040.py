@@ -1,0 +1,126 @@
+"""Slurm 23.11 to 24.11 (data_parser v0.0.40, v0.0.41, v0.0.42; captured from 24.11.5).
+
+Jobs (`squeue --json`, `scontrol show job --json`): `job_state` a list holding the
+base state and its flags (`["PENDING", "COMPLETING"]` right after a requeue);
+numbers wrapped as `{"set", "infinite", "number"}`; `exit_code` an object
+`{status, return_code: {set, number}, signal: {id: {set, number}, name}}` whose
+return code is unset for a job a signal ended (that is exit code 0, as
+`scontrol` prints `ExitCode=0:9`); `end_time` of an unfinished job is a projection.
+squeue lists finished jobs only when asked (`-t all`), and honours -j/-t/-u/-w.
+
+Nodes: `scontrol show node --json` has `nodes[]` whose `state` list carries the
+base state AND the flags (`["IDLE", "DRAIN"]`, no `state_flags`), `reason` a
+string; `sinfo --json` has no `nodes` but `sinfo[]`, one entry per group of nodes
+sharing a state (`-N`: one per node and partition): `node.state` the list,
+`nodes.nodes` the names, `reason` an object `{description, time, user}`.
+"""
+
+from typing import Any
+
+from respawn.scheduler.slurm_json.common import ENDED, expand, integer, names, text, time
+from respawn.scheduler.states import job_state, node_state
+
+
+def jobs(data: dict[str, Any]) -> list[dict[str, Any]]:
+    found = []
+    for raw in data.get("jobs") or []:
+        if isinstance(raw, dict) and _job_id(raw.get("job_id"))[0]:
+            found.append(_job(raw))
+    return found
+
+
+def nodes(data: dict[str, Any]) -> list[dict[str, Any]]:
+    found: dict[str, dict[str, Any]] = {}
+    for raw in data.get("nodes") or []:  # scontrol show node --json
+        if isinstance(raw, dict) and raw.get("name") and str(raw["name"]) not in found:
+            state, flags = node_state([*names(raw.get("state")), *names(raw.get("state_flags"))])
+            found[str(raw["name"])] = {"name": str(raw["name"]), "state": state, "flags": flags,
+                                       "reason": _reason(raw.get("reason"))}
+    for group in data.get("sinfo") or []:  # sinfo [-N] --json
+        if not isinstance(group, dict):
+            continue
+        node = group.get("node") if isinstance(group.get("node"), dict) else {}
+        members = group.get("nodes") if isinstance(group.get("nodes"), dict) else {}
+        state, flags = node_state(names(node.get("state")))
+        for name in expand(members.get("nodes")):
+            # A group can merge nodes whose reasons differ; -N gives each node its own entry.
+            found.setdefault(name, {"name": name, "state": state, "flags": flags,
+                                    "reason": _reason(group.get("reason"))})
+    return list(found.values())
+
+
+def _job(raw: dict[str, Any]) -> dict[str, Any]:
+    state, flags = job_state(names(raw.get("job_state")))
+    job_id, task_in_id = _job_id(raw.get("job_id"))
+    exit_code, exit_signal = _exit_code(raw.get("exit_code"), state)
+    array_job = integer(raw.get("array_job_id"))
+    task = integer(raw.get("array_task_id"))
+    return {
+        "job_id": job_id,
+        "name": text(raw.get("name")),
+        "user": text(raw.get("user_name")),
+        "user_id": integer(raw.get("user_id")),
+        "account": text(raw.get("account")),
+        "state": state,
+        "flags": flags,
+        "state_reason": text(raw.get("state_reason")),
+        "state_description": text(raw.get("state_description")),
+        "restart_count": integer(raw.get("restart_cnt")) or 0,
+        "tasks": integer(raw.get("tasks")),
+        "nodes": _allocation(raw),
+        "batch_host": text(raw.get("batch_host")) or None,
+        "excluded_nodes": expand(raw.get("excluded_nodes")),
+        "comment": text(raw.get("comment")),
+        "exit_code": exit_code,
+        "exit_signal": exit_signal,
+        "workdir": text(raw.get("current_working_directory")),
+        "requeue": bool(raw.get("requeue")),
+        "partition": text(raw.get("partition")),
+        "submit_time": time(raw.get("submit_time")),
+        "start_time": time(raw.get("start_time")),
+        # For an unfinished job this is start + time limit, a projection, not an end.
+        "end_time": time(raw.get("end_time")) if state in ENDED else None,
+        "array_job_id": array_job or None,
+        "array_task_id": (task if task is not None else task_in_id) if array_job else None,
+    }
+
+
+def _job_id(value: Any) -> tuple[int, int | None]:
+    """A number, or text "10_0" (an array task, as --only-job-state prints it): the id and the task."""
+    if isinstance(value, str) and "_" in value:
+        head, _, tail = value.partition("_")
+        return integer(head) or 0, integer(tail)
+    return integer(value) or 0, None
+
+
+def _allocation(raw: dict[str, Any]) -> list[str]:
+    nodes = expand(raw.get("nodes"))
+    if nodes:
+        return nodes
+    resources = raw.get("job_resources") if isinstance(raw.get("job_resources"), dict) else {}
+    placed = resources.get("nodes") if isinstance(resources.get("nodes"), dict) else {}
+    listed = expand(placed.get("list"))
+    if listed:
+        return listed
+    allocation = placed.get("allocation")
+    if isinstance(allocation, list):
+        return [str(n["name"]) for n in allocation if isinstance(n, dict) and n.get("name")]
+    return []
+
+
+def _exit_code(value: Any, state) -> tuple[int | None, int | None]:
+    if not isinstance(value, dict):
+        return None, None
+    signal = value.get("signal") if isinstance(value.get("signal"), dict) else {}
+    number = integer(signal.get("id"))
+    signalled = bool(number)
+    code = integer(value.get("return_code"))
+    if code is None and (signalled or state in ENDED):
+        code = 0  # ended by a signal: Slurm's ExitCode=0:<signal>
+    return code, number or None
+
+
+def _reason(value: Any) -> str:
+    if isinstance(value, dict):
+        return text(value.get("description"))
+    return text(value)
