@@ -64,6 +64,8 @@ FAMILIES = [
      "xid-nvlink-fatal"),
     ("NVRM: Xid (PCI:0000:4e:00): 149, NETIR_LINK_EVT Fatal XC0 i0 Link 17 (0x02100006 0x0 0x0 0x0 0x0 0x0)",
      LINK, HW, "xid-nvlink-fatal"),
+    ("NVRM: Xid (PCI:0000:4e:00): 149, NETIR_LINK_DOWN Link Fatal XC0 i0 Link 03 (0x00000011 0x0 0x0 0x0 0x0 0x0)",
+     LINK, HW, "xid-nvlink-fatal"),
     ("NVRM: Xid (PCI:0000:4e:00): 150, MSE_WATCHDOG Fatal XC0 i0 Link -1 (0x0 0x0 0x0 0x0 0x0 0x0)",
      LINK, HW, "xid-nvlink-fatal"),
     ("NVRM: Xid (PCI:0000:4e:00): 149, NETIR_BER_EVENT Nonfatal XC0 i0 Link 05 (0x00004c26 0x1 0x0 0x0 0x0 0x0)",
