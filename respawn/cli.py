@@ -50,6 +50,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--backend", choices=["slurmd", "containers"], default="slurmd",
                    help="slurmd (default): every node a slurmd on this host; containers: every node its own "
                         "container, through Podman or Docker (docs/containers.md)")
+    s.add_argument("--slurm", choices=["host", "24.11"], default="host",
+                   help="host (default): the Slurm installed here; 24.11: Debian 13's Slurm 24.11 in a chroot"
+                        " built with debootstrap and cached (its own lab folder and ports, beside the default)")
 
     command("worker", _worker, "run the recovery worker (incident workflows and activities)", config=True)
     command("detector", _detector, "run the detector for one cluster", config=True)
@@ -140,6 +143,8 @@ def _sandbox(args: argparse.Namespace) -> int:
 
     if args.backend == "containers":
         return _container_sandbox(args)
+    if args.slurm == "24.11":
+        return _chroot_sandbox(args)
     lab = sandbox.lab()
     if args.action == "up":
         with _waiting("sandbox up", lambda: [n for n, s in sandbox.status(lab).items() if s != "running"]):
@@ -162,6 +167,34 @@ def _sandbox(args: argparse.Namespace) -> int:
     else:
         _table([{"component": name, "state": state} for name, state in sandbox.status(lab).items()],
                ["component", "state"])
+    return 0
+
+
+def _chroot_sandbox(args: argparse.Namespace) -> int:
+    """The Slurm 24.11 lab: Debian 13's packages in a chroot (respawn/sandbox/chroot.py)."""
+    from respawn.config import Transport
+    from respawn.labconfig import write_lab_config
+    from respawn.sandbox import chroot
+
+    lab = chroot.chroot_lab()
+    if args.action == "up":
+        started = time.monotonic()
+        chroot.up(lab, nodes=args.nodes)
+        write_lab_config(lab, Transport.LOCAL)
+        print(f"sandbox (Slurm {chroot.version(lab)}, chroot {lab.rootfs}) up in {lab.root} in"
+              f" {time.monotonic() - started:.1f} s: nodes {', '.join(lab.nodes)}, slurmctld port {lab.slurmctld_port},"
+              f" Temporal {lab.temporal_address} (Web UI http://127.0.0.1:{lab.temporal_ui_port})")
+        print(f"export PATH={lab.bin_dir}:$PATH SLURM_CONF={lab.slurm_conf} RESPAWN_CONFIG={lab.root / 'respawn.yaml'}")
+    elif args.action == "down":
+        chroot.down(lab)
+        print("sandbox (Slurm 24.11) down; the root filesystem stays cached")
+    elif args.action == "reset":
+        chroot.reset(lab)
+        print(f"sandbox (Slurm 24.11) reset: {', '.join(lab.nodes)} idle, no jobs")
+    elif args.json:
+        _json(chroot.status(lab))
+    else:
+        _table([{"component": n, "state": s} for n, s in chroot.status(lab).items()], ["component", "state"])
     return 0
 
 

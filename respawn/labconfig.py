@@ -19,6 +19,10 @@ WRITE_TOKEN = "sandbox-write-token-not-a-secret"
 def lab_config(lab: Lab, transport: Transport = Transport.LOCAL) -> ClusterConfig:
     if isinstance(lab, ContainerLab):
         return container_lab_config(lab, transport)
+    from respawn.sandbox.chroot import ChrootLab
+
+    if isinstance(lab, ChrootLab):
+        return chroot_lab_config(lab)
     scheduler: dict = {"transport": transport.value, "slurm_conf": str(lab.slurm_conf)}
     if transport is Transport.SSH:
         scheduler["ssh"] = {
@@ -84,4 +88,22 @@ def container_lab_config(lab: ContainerLab, transport: Transport = Transport.LOC
     for absent in ("metrics", "telemetry", "server"):
         data.pop(absent, None)
     data["detector"]["progress"]["stopped_task_check"] = "none"
+    return ClusterConfig.model_validate(data)
+
+
+# The 24.11 chroot lab's own ports for Respawn's processes (the sandbox's are 18080, 19201, 19202).
+CHROOT_RESPAWN_PORTS = {"server": 48080, "detector": 49201, "worker": 49202}
+
+
+def chroot_lab_config(lab: Lab) -> ClusterConfig:
+    """The Slurm 24.11 chroot lab's: the sandbox's settings, its Slurm through the lab's
+    wrapper scripts (`scheduler.slurm_bin_dir`), its own Temporal and ports, and without
+    what it does not run (Prometheus, simulated DCGM, sshd)."""
+    data = lab_config(Lab(root=lab.root), Transport.LOCAL).model_dump(mode="json", exclude_defaults=True)
+    data["cluster"] = "slurm-24.11"
+    data["scheduler"] = {"transport": "local", "slurm_conf": str(lab.slurm_conf), "slurm_bin_dir": str(lab.bin_dir)}
+    data["temporal"] = {"address": lab.temporal_address, "ui_url": f"http://127.0.0.1:{lab.temporal_ui_port}"}
+    data.pop("metrics", None)
+    data["telemetry"] = {role: {"port": CHROOT_RESPAWN_PORTS[role]} for role in ("detector", "worker")}
+    data["server"]["port"] = CHROOT_RESPAWN_PORTS["server"]
     return ClusterConfig.model_validate(data)

@@ -23,6 +23,12 @@ _NODENAME_LINE = re.compile(r"^NodeName=(\S+)", re.MULTILINE)
 @dataclass(frozen=True)
 class Lab:
     root: Path
+    # Ports: the defaults are the sandbox's; another lab on this host (the Slurm 24.11
+    # chroot lab, a capture lab) takes its own.
+    slurmctld_port: int = SLURMCTLD_PORT
+    slurmd_base_port: int = SLURMD_BASE_PORT  # node i (1-based) listens on slurmd_base_port + i - 1
+    temporal_port: int = TEMPORAL_PORT
+    temporal_ui_port: int = TEMPORAL_UI_PORT
 
     @property
     def etc_dir(self) -> Path:
@@ -94,7 +100,17 @@ class Lab:
 
     @property
     def temporal_address(self) -> str:
-        return f"{TEMPORAL_HOST}:{TEMPORAL_PORT}"
+        return f"{TEMPORAL_HOST}:{self.temporal_port}"
+
+    @property
+    def hosts_file(self) -> Path:
+        """The /etc/hosts the controller resolves node names with (24.11 needs them to resolve)."""
+        return Path("/etc/hosts")
+
+    @property
+    def bin_dir(self) -> Path | None:
+        """Where this lab's Slurm and munge commands are taken from; None: PATH (the host's Slurm)."""
+        return None
 
     def pid_file(self, component: str) -> Path:
         """run/<component>.pid; components are munged, slurmctld, slurmd-<node>, temporal, sshd."""

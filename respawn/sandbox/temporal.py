@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 from respawn.sandbox import procs
-from respawn.sandbox.lab import TEMPORAL_HOST, TEMPORAL_PORT, TEMPORAL_UI_PORT, Lab
+from respawn.sandbox.lab import TEMPORAL_HOST, Lab
 
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 10.0
@@ -36,8 +36,8 @@ def start(lab: Lab) -> None:
             binary(), "server", "start-dev",
             "--db-filename", str(lab.temporal_db),
             "--ip", TEMPORAL_HOST,
-            "--port", str(TEMPORAL_PORT),
-            "--ui-port", str(TEMPORAL_UI_PORT),
+            "--port", str(lab.temporal_port),
+            "--ui-port", str(lab.temporal_ui_port),
             "--log-level", "warn",
         ]  # fmt: skip
         for name in SEARCH_ATTRIBUTES:

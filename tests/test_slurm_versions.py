@@ -1,0 +1,277 @@
+"""One adapter, per-version readers: real captures of Slurm 22.05.8 (openapi v0.0.38) and
+24.11.5 (data_parser v0.0.42, and v0.0.40/41 asked for), made by respawn/sandbox/capture.py
+against real daemons (tests/data/slurm-<version>/situations.json says which job is which)."""
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from temporalio.exceptions import ApplicationError
+
+from activities.scheduler import _wait_while_completing
+from respawn.scheduler import slurm_json
+from respawn.scheduler.errors import JobNotFound, SchedulerUnavailable, error_from
+from respawn.scheduler.slurm import JobInfo, NodeInfo, Slurm, parse_sinfo_json, parse_squeue_json
+from respawn.scheduler.slurm_json import UnsupportedOutput
+from respawn.scheduler.states import JobFlag, JobState, NodeFlag, NodeState
+from respawn.scheduler.transport import CommandResult
+
+DATA = Path(__file__).parent / "data"
+VERSIONS = ["22.05", "24.11"]
+
+
+def folder(version: str) -> Path:
+    return DATA / f"slurm-{version}"
+
+
+def situations(version: str) -> dict:
+    return json.loads((folder(version) / "situations.json").read_text())
+
+
+def jobs(version: str, name: str = "squeue.json") -> dict[int, JobInfo]:
+    return {j.job_id: j for j in parse_squeue_json((folder(version) / name).read_text())}
+
+
+def nodes(version: str, name: str) -> dict[str, NodeInfo]:
+    return {n.name: n for n in parse_sinfo_json((folder(version) / name).read_text())}
+
+
+def job(version: str, label: str, name: str = "squeue.json") -> JobInfo:
+    return jobs(version, name)[situations(version)["jobs"][label]]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_output_names_its_version(version: str) -> None:
+    data = json.loads((folder(version) / "squeue.json").read_text())
+    assert slurm_json.version(data) == {"22.05": "v0.0.38", "24.11": "v0.0.42"}[version]
+    assert slurm_json.release(data).startswith(version)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_every_job_is_read(version: str) -> None:
+    ids = set(situations(version)["jobs"].values())
+    found = jobs(version)
+    assert ids <= set(found)
+    # The array's three tasks: the array id is the last task's own id, the other two have their own.
+    assert len(found) == len(ids) + 2
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_running_two_node_job_and_its_comment_byte_exact(version: str) -> None:
+    running = job(version, "train2")
+    assert (running.state, running.flags, running.completing) == (JobState.RUNNING, [], False)
+    assert running.state == "RUNNING"  # callers comparing strings keep working
+    assert running.comment == situations(version)["comment"]
+    assert running.nodes == ["node1", "node2"] and running.batch_host == "node1"
+    assert running.requeue is True and running.restart_count == 0
+    assert running.exit_code == 0 and running.exit_signal is None
+    assert running.start_time is not None and running.start_time >= running.submit_time
+    assert running.end_time is None  # Slurm prints a projection for a running job: not an end
+    assert running.array_job_id is None and running.array_task_id is None
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_pending_held(version: str) -> None:
+    held = job(version, "held")
+    assert (held.state, held.state_reason, held.completing) == ("PENDING", "JobHeldUser", False)
+    assert held.nodes == [] and held.end_time is None and held.start_time is None
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_requeued_job_is_completing(version: str) -> None:
+    """Right after `scontrol requeue`: 22.05 prints COMPLETING in place of the state,
+    24.11 prints ["PENDING", "COMPLETING"]; either way no recovery step may touch it yet."""
+    requeued = job(version, "requeued", "squeue-requeued-completing.json")
+    assert requeued.completing and JobFlag.COMPLETING in requeued.flags
+    assert requeued.state == {"22.05": JobState.COMPLETING, "24.11": JobState.PENDING}[version]
+    assert requeued.restart_count == 1
+    with pytest.raises(ApplicationError, match="still completing"):
+        _wait_while_completing(requeued)
+    # Once the node let go: PENDING in BeginTime, no flag.
+    later = job(version, "requeued")
+    assert (later.state, later.state_reason, later.flags, later.completing) == ("PENDING", "BeginTime", [], False)
+    _wait_while_completing(later)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_requeued_held_with_an_excluded_node(version: str) -> None:
+    held = job(version, "requeue_held")
+    assert (held.state, held.state_reason) == ("PENDING", "JobHeldUser")
+    assert held.state_description == "job requeued in held state"
+    assert held.restart_count == 1 and held.excluded_nodes == ["node2"] and held.nodes == []
+    begin = job(version, "excluded_begin")
+    assert (begin.state, begin.state_reason, begin.excluded_nodes) == ("PENDING", "BeginTime", ["node2"])
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_ended_jobs(version: str) -> None:
+    exit3 = job(version, "failed_exit3")
+    assert (exit3.state, exit3.exit_code, exit3.exit_signal, exit3.state_reason) == ("FAILED", 3, None, "NonZeroExitCode")
+    killed = job(version, "failed_sigkill")
+    # 24.11 leaves return_code unset for a job a signal ended: that is exit code 0 with the signal.
+    assert (killed.state, killed.exit_code, killed.exit_signal) == ("FAILED", 0, 9)
+    cancelled = job(version, "cancelled")
+    assert (cancelled.state, cancelled.exit_code, cancelled.exit_signal) == ("CANCELLED", 0, 15)
+    done = job(version, "completed")
+    assert (done.state, done.exit_code, done.exit_signal) == ("COMPLETED", 0, None)
+    for ended in (exit3, killed, cancelled, done):
+        assert ended.end_time is not None and ended.end_time >= ended.start_time and not ended.completing
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_node_failed_job(version: str) -> None:
+    failed = job(version, "node_fail", "squeue-node-down.json")
+    assert (failed.state, failed.state_reason, failed.nodes) == ("NODE_FAIL", "NodeDown", ["node3"])
+    assert failed.exit_code == 0 and failed.end_time is not None
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_array_tasks(version: str) -> None:
+    array_id = situations(version)["jobs"]["array"]
+    tasks = {j.array_task_id: j for j in jobs(version).values() if j.array_job_id == array_id}
+    assert sorted(tasks) == [0, 1, 2]
+    assert tasks[2].job_id == array_id  # the last task carries the array's own id
+    assert (tasks[1].state, tasks[1].exit_code) == ("FAILED", 4)
+    assert tasks[0].state == tasks[2].state == "COMPLETED"
+
+
+NODES = {"22.05": ["sinfo.json", "sinfo-N.json"], "24.11": ["sinfo.json", "sinfo-N.json", "scontrol-node.json",
+                                                             "scontrol-node-v0.0.40.json", "scontrol-node-v0.0.41.json"]}
+NODES_DOWN = {"22.05": ["sinfo-node-down.json", "sinfo-N-node-down.json"],
+              "24.11": ["sinfo-node-down.json", "sinfo-N-node-down.json", "scontrol-node-down.json"]}
+
+
+@pytest.mark.parametrize(("version", "name"), [(v, n) for v in VERSIONS for n in NODES[v]])
+def test_drained_nodes(version: str, name: str) -> None:
+    found = nodes(version, name)
+    assert sorted(found) == ["node1", "node2", "node3", "node4"]
+    draining, drained = found["node1"], found["node4"]
+    # node1 drains under the running 2-node job; node4 has nothing left on it.
+    assert (draining.state, draining.flags, draining.reason) == (NodeState.MIXED, [NodeFlag.DRAIN],
+                                                                 situations(version)["drain_reason"])
+    assert (drained.state, drained.flags, drained.reason) == ("idle", ["DRAIN"], "maintenance")
+    assert drained.drained and not drained.unreachable
+    assert found["node2"].flags == [] and not found["node2"].drained
+
+
+@pytest.mark.parametrize(("version", "name"), [(v, n) for v in VERSIONS for n in NODES_DOWN[v]])
+def test_down_node(version: str, name: str) -> None:
+    down = nodes(version, name)["node3"]
+    assert (down.state, down.flags, down.reason) == ("down", ["NOT_RESPONDING"], "Not responding")
+    assert down.unreachable
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_not_responding_before_down(version: str) -> None:
+    node = nodes(version, "sinfo-not-responding.json")["node3"]
+    assert NodeFlag.NOT_RESPONDING in node.flags and node.state != "down" and node.unreachable
+
+
+def test_older_data_parsers_of_2411_read_the_same() -> None:
+    newest = jobs("24.11")
+    for parser in ("v0.0.40", "v0.0.41"):
+        data = json.loads((folder("24.11") / f"squeue-{parser}.json").read_text())
+        assert slurm_json.version(data) == parser
+        assert jobs("24.11", f"squeue-{parser}.json") == newest
+
+
+def test_2411_scontrol_show_job_is_the_same_job() -> None:
+    running = situations("24.11")["jobs"]["train2"]
+    [one] = parse_squeue_json((folder("24.11") / f"scontrol-job-{running}.json").read_text())
+    assert one == jobs("24.11")[running]
+    assert parse_squeue_json((folder("24.11") / "scontrol-job-unknown.json").read_text()) == []
+
+
+def test_2411_squeue_omits_finished_jobs_unless_asked() -> None:
+    default = {j.job_id: j for j in parse_squeue_json((folder("24.11") / "squeue-default.json").read_text())}
+    assert {j.state for j in default.values()} <= {"RUNNING", "PENDING"}
+    assert set(default) < set(jobs("24.11"))
+
+
+@pytest.mark.parametrize(("key", "value"), [("data_parser", "data_parser/v0.0.43"), ("type", "openapi/v0.0.39")])
+def test_an_unknown_version_is_an_error_naming_it(key: str, value: str) -> None:
+    data = json.loads((folder("24.11") / "squeue.json").read_text())
+    data["meta"]["plugin"] = {key: value}
+    with pytest.raises(UnsupportedOutput, match=value.rsplit("/", 1)[1]) as error:
+        parse_squeue_json(json.dumps(data))
+    assert "24.11.5" in str(error.value)
+    with pytest.raises(UnsupportedOutput, match=value.rsplit("/", 1)[1]):
+        parse_sinfo_json(json.dumps({**data, "jobs": [], "nodes": []}))
+
+
+def test_controller_down() -> None:
+    # 22.05: rc 0, a JSON with an "errors" entry and no jobs; 24.11: rc 1, stderr only.
+    old = json.loads((folder("22.05") / "squeue-controller-down.json").read_text())
+    assert old["rc"] == 0
+    with pytest.raises(SchedulerUnavailable):
+        parse_squeue_json(old["stdout"])
+    for version in VERSIONS:
+        for name in ("squeue-controller-down.json", "sinfo-controller-down.json",
+                     "scontrol-requeue-controller-down.json"):
+            result = json.loads((folder(version) / name).read_text())
+            if result["rc"] == 0:
+                continue
+            error = error_from(CommandResult(result["rc"], result["stdout"], result["stderr"]), result["argv"])
+            assert isinstance(error, SchedulerUnavailable) and error.retryable, (version, name)
+
+
+class Replay:
+    """A transport answering each command with a captured output."""
+
+    def __init__(self, version: str, answers: dict[tuple[str, ...], str]) -> None:
+        self.version, self.answers = version, answers
+        self.calls: list[list[str]] = []
+
+    async def run(self, argv: Sequence[str], timeout: float = 30.0) -> CommandResult:
+        self.calls.append(list(argv))
+        name = self.answers[tuple(argv)]
+        return CommandResult(0, (folder(self.version) / name).read_text(), "")
+
+    async def close(self) -> None:
+        return None
+
+
+async def test_adapter_on_2205_filters_itself() -> None:
+    transport = Replay("22.05", {("squeue", "--json", "--states=all"): "squeue-node-down.json",
+                                 ("sinfo", "--json"): "sinfo-node-down.json"})
+    slurm = Slurm(transport)
+    failed = situations("22.05")["jobs"]["node_fail"]
+    assert (await slurm.job(failed)).state == "NODE_FAIL"
+    with pytest.raises(JobNotFound):
+        await slurm.job(999999)
+    assert (await slurm.node("node3")).unreachable
+    assert slurm.format == "v0.0.38"
+    assert {c[0] for c in transport.calls} == {"squeue", "sinfo"}
+
+
+async def test_adapter_on_2411_asks_for_what_it_needs() -> None:
+    failed = situations("24.11")["jobs"]["node_fail"]
+    transport = Replay("24.11", {
+        ("squeue", "--json", "--states=all"): "squeue-node-down.json",
+        ("scontrol", "show", "job", "--json", str(failed)): f"scontrol-job-{failed}.json",
+        ("scontrol", "show", "job", "--json", "999999"): "scontrol-job-unknown.json",
+        ("sinfo", "--json"): "sinfo-node-down.json",
+        ("scontrol", "show", "node", "--json"): "scontrol-node-down.json",
+    })
+    slurm = Slurm(transport)
+    # A finished job is seen (squeue -t all), and once the version is known one job is one scontrol call.
+    assert failed in {j.job_id for j in await slurm.jobs()}
+    assert slurm.format == "v0.0.42"
+    assert (await slurm.job(failed)).state == "NODE_FAIL"
+    assert transport.calls[-1] == ["scontrol", "show", "job", "--json", str(failed)]
+    with pytest.raises(JobNotFound):
+        await slurm.job(999999)
+    node3 = await slurm.node("node3")
+    assert (node3.state, node3.flags) == ("down", ["NOT_RESPONDING"])
+    assert transport.calls[-1] == ["scontrol", "show", "node", "--json"]
+    drained = await slurm.node("node1")
+    assert drained.reason == situations("24.11")["drain_reason"] and drained.drained
+
+
+def test_states_from_strings() -> None:
+    assert JobInfo(job_id=1, state="COMPLETING").completing
+    assert JobInfo(job_id=1, state="PENDING", flags=["COMPLETING"]).completing
+    assert JobInfo(job_id=1, state="SOMETHING_NEW").state is JobState.UNKNOWN
+    assert NodeInfo(name="n", state="down").unreachable
+    assert NodeInfo(name="n", state="idle", flags=["NOT_RESPONDING"]).unreachable
