@@ -128,12 +128,23 @@ FAMILIES = [
      "slurm-step-config", C.SCHEDULER_LIMIT, L.APPLICATION),
     ("srun: error: Unable to create step for job 812: Requested nodes are busy", "mpi-launch-failure", C.LAUNCH,
      L.SYSTEM_SOFTWARE),
+    ("sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)",
+     "mpi-launch-failure", C.LAUNCH, L.SYSTEM_SOFTWARE),
+    ("sbatch: error: Batch job submission failed: Requested GRES option unsupported by configured SelectType "
+     "plugin", "slurm-step-config", C.SCHEDULER_LIMIT, L.APPLICATION),
+    ("srun: error: slurm_receive_msgs: [[host9.example]:6818] failed: Socket timed out on send/recv operation",
+     "store-connect-timeout", C.LAUNCH, L.INFRASTRUCTURE_NETWORK),
+    ("srun: error: Task launch for StepId=812.0 failed on node host9: Unable to layout tasks on given cpus",
+     "slurm-step-config", C.SCHEDULER_LIMIT, L.APPLICATION),
+    ("slurmstepd: error: execve(): /var/spool/slurmd/job812/slurm_script: No such file or directory",
+     "slurmstepd-node-error", C.NODE_FAILURE, L.SYSTEM_SOFTWARE),
     # Native crashes.
     ("*** SIGSEGV received at time=1893456000 on cpu 12 ***", "segfault", C.PROCESS_CRASH, L.AMBIGUOUS),
     ("Fatal Python error: Bus error", "bus-error", C.PROCESS_CRASH, L.AMBIGUOUS),
     ("free(): invalid pointer", "fatal-signal", C.PROCESS_CRASH, L.AMBIGUOUS),
     ("*** stack smashing detected ***: terminated", "fatal-signal", C.PROCESS_CRASH, L.AMBIGUOUS),
     ("Aborted (core dumped)", "native-abort", C.PROCESS_CRASH, L.AMBIGUOUS),
+    ("terminate called without an active exception", "native-abort", C.PROCESS_CRASH, L.AMBIGUOUS),
     ("mpirun noticed that process rank 3 with PID 5151 on node host7 exited on signal 6 (Aborted).", "native-abort",
      C.PROCESS_CRASH, L.AMBIGUOUS),
 ]
