@@ -103,6 +103,8 @@ FAMILIES = [
     ("nfs: server nas3 not responding, still trying", "parallel-fs-error", C.STORAGE, L.STORAGE),
     ("botocore.exceptions.ClientError: An error occurred (SlowDown) when calling the PutObject operation "
      "(reached max retries: 4): Please reduce your request rate.", "parallel-fs-error", C.STORAGE, L.STORAGE),
+    ("google.api_core.exceptions.ServiceUnavailable: 503 POST https://storage.googleapis.com/upload/storage/v1/"
+     "b/ckpt-bkt/o: We encountered an internal error.", "parallel-fs-error", C.STORAGE, L.STORAGE),
     ("Message: Pod ephemeral local storage usage exceeds the total limit of containers 40Gi.",
      "evicted-for-disk", C.STORAGE, L.STORAGE),
     # Program bugs: built-in exceptions opening the line, PyTorch's own messages.
