@@ -96,6 +96,9 @@ FAMILIES = [
      "(host1, 29500).", "store-connect-timeout", C.LAUNCH, L.INFRASTRUCTURE_NETWORK),
     ("torch.distributed.DistStoreError: wait timeout after 1800000ms, keys: /default_pg//cuda//0",
      "store-connect-timeout", C.LAUNCH, L.INFRASTRUCTURE_NETWORK),
+    ("RuntimeError: Timed out initializing process group in store based barrier on rank: 3, for key: "
+     "store_based_barrier_key:1 (world_size=16, worker_count=12, timeout=0:30:00)", "store-connect-timeout",
+     C.LAUNCH, L.INFRASTRUCTURE_NETWORK),
     ("torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError", "rendezvous-error", C.LAUNCH,
      L.INFRASTRUCTURE_NETWORK),
     ("RuntimeError: The server socket has failed to listen on any local network address. port: 29400, useIpv6: "
