@@ -1,19 +1,29 @@
-"""Slurm hostlists: `node[1-3,5]` <-> ["node1", "node2", "node3", "node5"].
+"""Slurm hostlists: `node[1-3,5]` <-> ["node1", "node2", "node3", "node5"], by ClusterShell's NodeSet.
 
 Node names reach `scontrol` argv and Slurm's own hostlist parser, so anything
 that could be read as syntax there (brackets, commas, `=`, spaces, a leading
-`-` that looks like an option) is rejected by `valid_node_name`.
+`-` that looks like an option) is rejected by `valid_node_name`, and every name
+a hostlist expands to must pass it.
+
+NodeSet itself materialises a range when it parses it (`node[1-99999999]` takes
+minutes), and reads more than Slurm's syntax (`@group`, `!`, `&`, `^`). So a
+hostlist is first checked here, cheaply, on its text: only Slurm's characters,
+and the number of hosts it would expand to counted from the bracket ranges
+before anything is expanded (`a[1-1500]b[1-1500]` is refused at once).
 """
 
 import re
-from itertools import product
+
+from ClusterShell.NodeSet import NodeSet, NodeSetException
+from ClusterShell.RangeSet import RangeSetException
 
 # A hostname-like label: starts alphanumeric, then letters, digits, `_`, `.`, `-`.
 NODE_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
-_RANGE_RE = re.compile(r"(\d+)(?:-(\d+))?")
-_TRAILING_NUMBER_RE = re.compile(r"^(.*?)(\d+)$")
-# Bound expansion so a hostile or mistyped `node[1-999999999]` cannot exhaust memory.
+# Bound expansion so a hostile or mistyped `node[1-999999999]` cannot exhaust memory or time.
 MAX_HOSTS = 65536
+_SLURM_SYNTAX = re.compile(r"[A-Za-z0-9_.,\[\]-]*")
+_RANGE_RE = re.compile(r"(\d+)(?:-(\d+))?")
+_BRACKET = re.compile(r"\[([^\[\]]*)\]")
 
 
 def valid_node_name(name: str) -> bool:
@@ -21,62 +31,48 @@ def valid_node_name(name: str) -> bool:
 
 
 def expand(hostlist: str) -> list[str]:
-    """Every host of a hostlist expression, in order; duplicates are kept as written.
+    """Every host of a hostlist expression, in the order of its comma-separated terms
+    (within a term, in NodeSet's order); duplicates across terms are kept as written.
 
-    Supports comma-separated terms, several bracket groups per term
-    (`r[1-2]n[1-2]`) and zero padding (`gpu[01-10]`). Raises ValueError on bad syntax.
+    Supports several bracket groups per term (`r[1-2]n[1-2]`) and zero padding
+    (`gpu[01-10]`). Raises ValueError on bad syntax, an invalid name, or more than
+    MAX_HOSTS hosts (counted before expanding).
     """
-    hosts: list[str] = []
-    for term in _split_terms(hostlist.strip()):
-        hosts.extend(_expand_term(term))
-        if len(hosts) > MAX_HOSTS:
+    text = hostlist.strip()
+    if not _SLURM_SYNTAX.fullmatch(text):
+        raise ValueError(f"not a Slurm hostlist: {text[:100]!r}")
+    terms = _split_terms(text)
+    total = 0
+    for term in terms:
+        total += _count(term)
+        if total > MAX_HOSTS:
             raise ValueError(f"hostlist expands to more than {MAX_HOSTS} hosts")
+    hosts: list[str] = []
+    for term in terms:
+        try:
+            nodes = NodeSet(term)
+        except (NodeSetException, RangeSetException) as exc:
+            raise ValueError(f"bad hostlist term {term!r}: {exc}") from None
+        for host in nodes:
+            if not valid_node_name(host):
+                raise ValueError(f"invalid node name {host!r} in hostlist term {term!r}")
+            hosts.append(host)
     return hosts
 
 
 def compress(hosts: list[str]) -> str:
-    """The shortest usual form: hosts sorted, deduplicated, trailing numbers ranged.
-
-    Names with the same prefix and the same number width share brackets
-    (`node01,node02` -> `node[01-02]`, but `node9,node10` -> `node[9-10]`, since
-    unpadded numbers of any width read back the same).
-    """
-    groups: dict[tuple[str, int], set[int]] = {}
-    plain: set[str] = set()
+    """The shortest usual form (NodeSet's): hosts sorted, deduplicated, numbers ranged
+    (`node9,node10` -> `node[9-10]`, `gpu08,gpu09,gpu10` -> `gpu[08-10]`)."""
     for host in hosts:
-        if not valid_node_name(host):
+        if not isinstance(host, str) or not valid_node_name(host):
             raise ValueError(f"invalid node name: {host!r}")
-        match = _TRAILING_NUMBER_RE.match(host)
-        if match is None:
-            plain.add(host)
-            continue
-        prefix, digits = match.groups()
-        # Width 0 marks unpadded numbers, which must not be zero-filled on the way back.
-        width = len(digits) if digits.startswith("0") and len(digits) > 1 else 0
-        groups.setdefault((prefix, width), set()).add(int(digits))
-    # An unpadded number with at least w digits prints the same at width w, so it
-    # can join the padded group (`node[01-10]` round-trips as one group).
-    for prefix, width in sorted(groups):
-        if width == 0:
-            continue
-        loose = groups.get((prefix, 0), set())
-        joining = {n for n in loose if len(str(n)) >= width}
-        groups[(prefix, width)] |= joining
-        loose -= joining
-    parts = sorted(plain)
-    for (prefix, width), numbers in sorted(groups.items()):
-        if not numbers:
-            continue
-        ranges = _ranges(sorted(numbers))
-        if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
-            parts.append(f"{prefix}{ranges[0][0]:0{width}d}")
-            continue
-        text = ",".join(f"{a:0{width}d}" if a == b else f"{a:0{width}d}-{b:0{width}d}" for a, b in ranges)
-        parts.append(f"{prefix}[{text}]")
-    return ",".join(sorted(parts))
+    if len(hosts) > MAX_HOSTS:
+        raise ValueError(f"more than {MAX_HOSTS} hosts")
+    return str(NodeSet.fromlist(hosts)) if hosts else ""
 
 
 def _split_terms(hostlist: str) -> list[str]:
+    """Top-level comma-separated terms; brackets must balance and not nest."""
     terms: list[str] = []
     depth = 0
     current: list[str] = []
@@ -84,58 +80,39 @@ def _split_terms(hostlist: str) -> list[str]:
         if char == "[":
             depth += 1
             if depth > 1:
-                raise ValueError(f"nested brackets in hostlist: {hostlist!r}")
+                raise ValueError(f"nested brackets in hostlist: {hostlist[:100]!r}")
         elif char == "]":
             depth -= 1
             if depth < 0:
-                raise ValueError(f"unbalanced brackets in hostlist: {hostlist!r}")
+                raise ValueError(f"unbalanced brackets in hostlist: {hostlist[:100]!r}")
         if char == "," and depth == 0:
             terms.append("".join(current))
             current = []
         else:
             current.append(char)
     if depth != 0:
-        raise ValueError(f"unbalanced brackets in hostlist: {hostlist!r}")
+        raise ValueError(f"unbalanced brackets in hostlist: {hostlist[:100]!r}")
     terms.append("".join(current))
-    return [t for t in (t.strip() for t in terms) if t]
+    return [t for t in terms if t]
 
 
-def _expand_term(term: str) -> list[str]:
-    # Alternate literal text and bracket bodies: "r", "1-2", "n", "1-2", "".
-    pieces = re.split(r"\[([^\]]*)\]", term)
-    choices: list[list[str]] = []
-    for index, piece in enumerate(pieces):
-        choices.append(_expand_ranges(piece, term) if index % 2 else [piece])
-    hosts = ["".join(parts) for parts in product(*choices)]
-    for host in hosts:
-        if not valid_node_name(host):
-            raise ValueError(f"invalid node name {host!r} in hostlist term {term!r}")
-    return hosts
-
-
-def _expand_ranges(body: str, term: str) -> list[str]:
-    values: list[str] = []
-    for item in body.split(","):
-        match = _RANGE_RE.fullmatch(item.strip())
-        if match is None:
-            raise ValueError(f"bad range {item!r} in hostlist term {term!r}")
-        low, high = match.group(1), match.group(2) or match.group(1)
-        start, end = int(low), int(high)
-        if end < start:
-            raise ValueError(f"descending range {item!r} in hostlist term {term!r}")
-        if end - start + len(values) >= MAX_HOSTS:
+def _count(term: str) -> int:
+    """How many hosts `term` names, from its bracket ranges' bounds alone (an upper
+    bound: overlapping ranges are counted twice); ValueError on a malformed range."""
+    count = 1
+    for body in _BRACKET.findall(term):
+        size = 0
+        for item in body.split(","):
+            match = _RANGE_RE.fullmatch(item)
+            if match is None:
+                raise ValueError(f"bad range {item!r} in hostlist term {term[:100]!r}")
+            low, high = int(match[1]), int(match[2] or match[1])
+            if high < low:
+                raise ValueError(f"descending range {item!r} in hostlist term {term[:100]!r}")
+            size += high - low + 1
+            if size > MAX_HOSTS:
+                raise ValueError(f"hostlist expands to more than {MAX_HOSTS} hosts")
+        count *= size
+        if count > MAX_HOSTS:
             raise ValueError(f"hostlist expands to more than {MAX_HOSTS} hosts")
-        # Slurm pads to the width of the lower bound when it has leading zeros.
-        width = len(low) if low.startswith("0") else 0
-        values.extend(f"{n:0{width}d}" for n in range(start, end + 1))
-    return values
-
-
-def _ranges(numbers: list[int]) -> list[tuple[int, int]]:
-    ranges: list[tuple[int, int]] = []
-    for n in numbers:
-        if ranges and n == ranges[-1][1] + 1:
-            ranges[-1] = (ranges[-1][0], n)
-        else:
-            ranges.append((n, n))
-    return ranges
+    return count

@@ -1,3 +1,5 @@
+import time
+
 import pytest
 
 from respawn.hostlist import compress, expand, valid_node_name
@@ -65,3 +67,30 @@ def test_hostile_node_names(name: str) -> None:
     assert not valid_node_name(name)
     with pytest.raises(ValueError):
         compress([name])
+
+
+@pytest.mark.parametrize("text", ["a[1-1500]b[1-1500]", "node[1-99999999]", "n[1-65537]", "n[1-40000],m[1-40000]",
+                                  "n[1-300]x[1-300]", "n[1-10,1-65530]"])
+def test_a_huge_hostlist_is_refused_before_anything_is_expanded(text: str) -> None:
+    started = time.perf_counter()
+    with pytest.raises(ValueError, match="more than 65536"):
+        expand(text)
+    assert time.perf_counter() - started < 0.05
+
+
+def test_the_largest_allowed_hostlist() -> None:
+    hosts = expand("n[1-65536]")
+    assert len(hosts) == 65536 and hosts[0] == "n1" and hosts[-1] == "n65536"
+
+
+@pytest.mark.parametrize("text", ["@gpus", "node[1-3]!node2", "node[1-3]&node2", "node1^node2", "node1 node2",
+                                  "node1;id", "$(id)", "-w", "node[1-2]=x", "-n[1-2]", "node[01-02]x'"])
+def test_expand_refuses_what_is_not_a_slurm_hostlist_of_valid_names(text: str) -> None:
+    with pytest.raises(ValueError):
+        expand(text)
+
+
+def test_terms_keep_their_order_and_mixed_padding_round_trips() -> None:
+    assert expand("node3,node[1-2],node3") == ["node3", "node1", "node2", "node3"]
+    hosts = ["node01", "node02", "node1", "node100"]
+    assert sorted(expand(compress(hosts))) == sorted(hosts)
