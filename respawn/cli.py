@@ -332,6 +332,8 @@ def _status(args: argparse.Namespace) -> int:
         said = {True: "ok", None: "-"}
         _table([{**c, "status": said.get(c["ok"], "DOWN" if c["required"] else "down (optional)")}
                 for c in result["checks"]], ["name", "status", "target", "detail"])
+        for warning in result["warnings"]:
+            print(f"warning: {warning}")
         print(f"\nopen incidents: {len(result['open_incidents'])}")
         if result["open_incidents"]:
             _table(result["open_incidents"], ["incident_id", "opened", "failure_class", "nodes", "action"])

@@ -40,6 +40,7 @@ async def report(config: ClusterConfig, timeout: float = DEFAULT_TIMEOUT_S) -> d
     detector_url = None if detector is None else \
         f"http://{'127.0.0.1' if detector.host == '0.0.0.0' else detector.host}:{detector.port}/metrics"
     prometheus_url = None if config.metrics is None else config.metrics.prometheus_url.rstrip("/")
+    warnings = asyncio.create_task(_slurm_warnings(config, timeout))
     checks = await asyncio.gather(
         _bounded("temporal", True, config.temporal.address, lambda: _temporal(config), timeout),
         _bounded("slurm", True, _scheduler(config), lambda: _slurm(config), timeout),
@@ -51,6 +52,8 @@ async def report(config: ClusterConfig, timeout: float = DEFAULT_TIMEOUT_S) -> d
         "ok": all(c.ok is not False for c in checks if c.required),
         "checks": [asdict(c) for c in checks],
         "detector_lag_s": checks[-1].seconds,
+        # The cluster's settings that would break recovery (none: nothing to say, or Slurm unreachable).
+        "warnings": await warnings,
         "open_incidents": [i.row() for i in summarise(config).incidents.values() if i.is_open],
     }
 
@@ -116,3 +119,59 @@ async def _detector_lag(url: str, timeout: float) -> tuple[str, float]:
             if sample.name == _LAG:
                 return f"{sample.value:.1f} s behind the logs", round(sample.value, 3)
     raise ValueError(f"no {_LAG} there")
+
+
+# Slurm releases Respawn is tested against (README, "Supported Slurm").
+TESTED_SLURM = ("22.05.8", "24.11.5")
+# The detector must see an ended job before the controller forgets it.
+MIN_JOB_AGE_S = 60
+DEFAULT_CRED_EXPIRE_S = 120
+
+
+async def _slurm_warnings(config: ClusterConfig, timeout: float) -> list[str]:
+    """Warnings from `scontrol show config`; none when Slurm does not answer (its check says so)."""
+    try:
+        services = build_services(config)
+        try:
+            settings = await asyncio.wait_for(services.slurm.config(), timeout)
+        finally:
+            await services.close()
+    except Exception:  # unreachable: the slurm check reports it
+        return []
+    return config_warnings(settings, _respawn_user(config))
+
+
+def _respawn_user(config: ClusterConfig) -> str:
+    ssh = config.scheduler.ssh
+    if config.scheduler.transport is Transport.SSH and ssh is not None:
+        return ssh.username
+    import getpass
+
+    return getpass.getuser()
+
+
+def config_warnings(settings: dict[str, str], user: str) -> list[str]:
+    """What in the cluster's configuration would break recovery, one sentence each."""
+    warnings = []
+    version = settings.get("SLURM_VERSION", "")
+    if version and version not in TESTED_SLURM:
+        warnings.append(f"Slurm {version} is not a tested release ({', '.join(TESTED_SLURM)}): "
+                        "an unknown JSON format is refused, not guessed")
+    if settings.get("JobRequeue", "1").strip() == "0":
+        warnings.append("JobRequeue=0: only jobs submitted with --requeue can be requeued; "
+                        "Respawn cannot restart the others")
+    age = re.match(r"\d+", settings.get("MinJobAge", ""))
+    if age is not None and int(age[0]) < MIN_JOB_AGE_S:
+        warnings.append(f"MinJobAge={age[0]} s: an ended job may be forgotten before the detector sees it "
+                        f"end (want at least {MIN_JOB_AGE_S} s)")
+    expire = re.search(r"cred_expire=(\d+)", settings.get("AuthInfo", ""))
+    seconds = int(expire[1]) if expire else DEFAULT_CRED_EXPIRE_S
+    if seconds > 300:
+        warnings.append(f"cred_expire={seconds} s: a job requeued without Respawn releasing it (observe mode, "
+                        f"Slurm's own requeue) waits {seconds + 1} s before it may start")
+    private = {p.strip().lower() for p in settings.get("PrivateData", "").split(",")}
+    slurm_user = settings.get("SlurmUser", "").split("(")[0]
+    if private & {"jobs", "all"} and user not in ("root", slurm_user):
+        warnings.append(f"PrivateData={settings['PrivateData']}: Respawn's user {user} sees only its own jobs "
+                        "and their comments; run it as root or SlurmUser, or make it an operator")
+    return warnings

@@ -275,3 +275,28 @@ def test_states_from_strings() -> None:
     assert JobInfo(job_id=1, state="SOMETHING_NEW").state is JobState.UNKNOWN
     assert NodeInfo(name="n", state="down").unreachable
     assert NodeInfo(name="n", state="idle", flags=["NOT_RESPONDING"]).unreachable
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_sandbox_settings_raise_no_warning(version: str) -> None:
+    from respawn.scheduler.slurm import parse_config
+    from respawn.status import config_warnings
+
+    settings = parse_config((folder(version) / "scontrol-config.txt").read_text())
+    assert settings["SLURM_VERSION"] == situations(version)["slurm"].split()[-1]
+    assert (settings["JobRequeue"], settings["MinJobAge"], settings["PrivateData"]) == ("1", "600 sec", "none")
+    assert "cred_expire=10" in settings["AuthInfo"]
+    assert config_warnings(settings, "root") == []
+
+
+def test_settings_that_would_break_recovery_are_warned_about() -> None:
+    from respawn.scheduler.slurm import parse_config
+    from respawn.status import config_warnings
+
+    settings = parse_config((folder("24.11") / "scontrol-config.txt").read_text())
+    bad = settings | {"SLURM_VERSION": "25.05.1", "JobRequeue": "0", "MinJobAge": "10 sec",
+                      "AuthInfo": "socket=/run/munge.socket.2", "PrivateData": "accounts,jobs"}
+    warnings = config_warnings(bad, "respawn")
+    assert [w.split()[0] for w in warnings] == ["Slurm", "JobRequeue=0:", "MinJobAge=10"]  + ["PrivateData=accounts,jobs:"]
+    assert config_warnings(bad | {"AuthInfo": "cred_expire=600"}, "root")[-1].startswith("cred_expire=600 s")
+    assert not any("PrivateData" in w for w in config_warnings(bad, "root"))

@@ -135,6 +135,7 @@ def capture(lab: Lab, out: Path, version: str) -> dict:
     c.save("squeue.txt", "squeue", "-t", "all", "-o", "%i|%T|%r|%N|%k")
     c.save("scontrol-jobs.txt", "scontrol", "show", "job")
     c.save("sinfo.txt", "sinfo", "-N", "-o", "%N|%T|%E")
+    c.save("scontrol-config.txt", "scontrol", "show", "config")
     if newer:
         c.save("scontrol-job.json", "scontrol", "show", "job", "--json")
         c.save(f"scontrol-job-{running}.json", "scontrol", "show", "job", "--json", str(running))

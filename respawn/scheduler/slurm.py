@@ -114,6 +114,16 @@ def parse_sinfo_json(text: str) -> list[NodeInfo]:
     return [NodeInfo(**fields) for fields in slurm_json.nodes(_load(text, "sinfo --json", "nodes"), "sinfo --json")]
 
 
+def parse_config(text: str) -> dict[str, str]:
+    """`scontrol show config` text: `Key = Value` lines (the same in 22.05 and 24.11)."""
+    settings: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.strip() and " " not in key.strip():
+            settings.setdefault(key.strip(), value.strip())
+    return settings
+
+
 class Slurm:
     """The operations recovery needs, over any transport (local or ssh)."""
 
@@ -183,6 +193,10 @@ class Slurm:
             if node.name == wanted:
                 return node
         raise InvalidNodeName(f"sinfo: no node {wanted!r}")
+
+    async def config(self) -> dict[str, str]:
+        """The controller's running configuration (`scontrol show config`), key -> value as printed."""
+        return parse_config((await self._run(["scontrol", "show", "config"])).stdout)
 
     async def drain(self, node: str, reason: str) -> None:
         """Keep new jobs off `node`; a job running there carries on."""
