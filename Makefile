@@ -13,7 +13,8 @@ demo: setup
 
 # The full suite, as CI runs it. The container sandbox's module shares nothing with the
 # rest (its own lab, ports and Temporal), so it runs beside it, at a lower priority: the
-# rest has timing-sensitive cases. Both sandboxes are stopped whatever happens.
+# rest has timing-sensitive cases. The Slurm 24.11 chroot lab (tests/test_slurm_2411.py) runs
+# in the main session, one module after another. Every sandbox is stopped whatever happens.
 CONTAINERS_LOG := tests/artifacts/test_containers.log
 test: setup
 	@mkdir -p $(dir $(CONTAINERS_LOG)); status=0; \
@@ -24,7 +25,8 @@ test: setup
 	  echo "== tests/test_containers.py (run beside the rest, output in $(CONTAINERS_LOG)):"; \
 	  cat $(CONTAINERS_LOG); \
 	  $(RESPAWN) sandbox down >/dev/null 2>&1 || true; \
-	  $(RESPAWN) sandbox down --backend containers >/dev/null 2>&1 || true; exit $$status
+	  $(RESPAWN) sandbox down --backend containers >/dev/null 2>&1 || true; \
+	  $(RESPAWN) sandbox down --slurm 24.11 >/dev/null 2>&1 || true; exit $$status
 
 # Skips the slowest end-to-end cases (they still run in CI).
 test-fast: setup
@@ -34,7 +36,8 @@ up: setup
 	$(RESPAWN) sandbox up
 
 down:
-	@if [[ -x $(RESPAWN) ]]; then $(RESPAWN) sandbox down; $(RESPAWN) sandbox down --backend containers; fi
+	@if [[ -x $(RESPAWN) ]]; then $(RESPAWN) sandbox down; $(RESPAWN) sandbox down --backend containers; \
+	  $(RESPAWN) sandbox down --slurm 24.11; fi
 
 bench: setup
 	$(VENV)/bin/python benchmarks/recovery_latency.py --runs 5
