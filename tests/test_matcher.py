@@ -30,6 +30,7 @@ FAILURES = [
      "(None) to 0x1 (GPU Reset Required)", "xid-recovery-action"),
     ("Error: Detected XID 119 for GPU 5", "dcgm-diag-xid"),
     ("Fail - GPU 1: Detected 2 volatile double-bit ECC error(s) in GPU 1.", "dcgm-health-failure"),
+    ("|                           | Fail - GPU: 0                                  |", "dcgm-diag-fail"),
     ("NVRM: Xid (PCI:0000:61:00): 39, pid=12, name=python, CE0: Unknown Error", "xid-engine-fault"),
     ("NVRM: Xid (PCI:0000:61:00): 54, pid=12, Auxiliary power is not connected to the GPU board",
      "xid-reduced-clocking"),
@@ -98,6 +99,7 @@ FAILURES = [
     ("slurmstepd: error: Detected 3 oom_kill events in StepId=77.0. Some of the step tasks have been OOM Killed.",
      "oom-kill"),
     ("[1234.5] Out of memory: Killed process 4410 (python) total-vm:9kB", "oom-kill"),
+    ("[ 77.1] Kernel panic - not syncing: Out of memory: system-wide panic_on_oom is enabled", "kernel-panic-oom"),
     ("slurmstepd: error: Step 88.0 exceeded memory limit (900 > 800), being killed", "slurm-memory-limit"),
     ("srun: error: gpu-a-07: task 12: Out Of Memory", "slurm-memory-limit"),
     ("RuntimeError: DataLoader worker (pid 8811) is killed by signal: Killed. ", "dataloader-worker-killed"),
@@ -152,6 +154,9 @@ FAILURES = [
     ("LustreError: 11-0: lfs-OST0004-osc: operation ost_write to node 10.0.0.8@o2ib failed: rc = -107",
      "parallel-fs-error"),
     ("kernel:LustreError: 81:0:(osc_cache.c:955:osc_extent_wait()) LBUG", "lustre-client-lbug"),
+    ("[ 531.1] blk_update_request: I/O error, dev nvme0n1, sector 1004 op 0x1:(WRITE) flags 0x0 phys_seg 16 prio "
+     "class 0", "kernel-block-io-error"),
+    ("OSError: [Errno 30] Read-only file system: '/outputs'", "read-only-filesystem"),
     ("slurmstepd: error: *** JOB 5012 ON gpu-a-01 CANCELLED AT 2030-01-01T00:00:00 DUE TO TIME LIMIT ***",
      "slurm-time-limit"),
     ("slurm: JobState=TIMEOUT ExitCode=0", "slurm-time-limit"),
@@ -251,6 +256,14 @@ VETOED = [
      "warmup-overflow"),
     ("number of nan iterations:   0 | loss: nan-free", "healthy-counters"),
     ("=== No stragglers detected (3 slow ranks checked) ===", "no-stragglers"),
+    ("NVRM: Xid (PCI:0000:3b:00): 121, pid='<unknown>', name=<unknown>, C2C link corrected error",
+     "xid-informational"),
+    ("NVRM: Xid (PCI:0000:3b:00): 154, GPU recovery action changed from 0x1 (GPU Reset Required) to 0x0 (None)",
+     "xid-recovery-none"),
+    ('[rank0]:[W510 09:16:33.3 ProcessGroupNCCL.cpp:1771] [PG ID 0 PG GUID 0 Rank 0] Failed to check the "should '
+     'dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: Broken pipe',
+     "tcpstore-should-dump"),
+    ("gpu3:1:9 [0] NCCL WARN Cuda failure 'driver shutting down'", "nccl-driver-shutting-down"),
 ]
 
 
