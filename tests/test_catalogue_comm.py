@@ -120,7 +120,7 @@ FAMILIES = [
      L.SYSTEM_SOFTWARE),
     ("slurmctld: Killing JobId=812 on failed node host9", "slurm-node-failure", C.NODE_FAILURE, L.HARDWARE),
     ("slurmstepd: error: *** JOB 812 ON host1 CANCELLED AT 2030-02-01T10:00:00 DUE TO NODE FAILURE, SEE SLURMCTLD "
-     "LOG FOR DETAILS ***", "slurm-node-failure", C.NODE_FAILURE, L.HARDWARE),
+     "LOG FOR DETAILS ***", "slurm-job-node-fail", C.NODE_FAILURE, L.HARDWARE),  # names the batch host, not the dead one
     ("[2030-02-01T10:00:00.000] error: health_check failed: rc:1 output:ERROR:  nhc:  Health check failed:  "
      "check_hw_ib:  No IB port mlx5_0:1 is ACTIVE", "slurm-health-check", C.NODE_FAILURE, L.HARDWARE),
     ("[2030-02-01T10:00:00.000] error: Unable to register: Unable to contact slurm controller (connect failure)",
