@@ -12,6 +12,7 @@ import yaml
 from respawn.audit import AuditRow, AuditTrail, EventType
 from respawn.config import ClusterConfig, Environment, Transport, load_config
 from respawn.demo import RespawnProcesses
+from respawn.incident import incident_id
 from respawn.labconfig import lab_config
 from respawn.polling import until
 from respawn.sandbox.lab import Lab
@@ -86,6 +87,12 @@ class Cluster:
 
     async def job(self, job_id: int) -> JobInfo:
         return await self.slurm.job(job_id)
+
+    async def incident_of(self, job_id: int) -> str:
+        """The id of the incident of the job's current attempt (its first, not after a not-interrupted one).
+        Ask before the attempt is requeued: the id carries the attempt's submit time, which a requeue moves."""
+        job = await self.job(job_id)
+        return incident_id(self.config.cluster, job_id, job.restart_count, submitted=job.submit_time)
 
     def events(self, job_id: int) -> list[AuditRow]:
         return self.audit.query(cluster=self.config.cluster, job_id=job_id)

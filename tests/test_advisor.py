@@ -87,7 +87,7 @@ async def test_xid_on_node2_yields_advice_that_the_reference_controller_applies(
                             json={"job_id": job_id, "kind": "node_down", "node": "node2", "attempt": 0,
                                   "occurred_at": seen.isoformat()})
     assert joined.status_code == 202, joined.text
-    assert joined.json()["incident_id"] == f"incident-{cluster.config.cluster}-{job_id}-0"
+    assert joined.json()["incident_id"] == await cluster.incident_of(job_id)
     # Timed from when the external detector saw it: at least the 2 s it waited.
     scraped = (await api.get("/metrics")).text
     assert 'respawn_detection_latency_seconds_count{kind="external"} 1.0' in scraped

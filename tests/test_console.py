@@ -15,7 +15,6 @@ import httpx
 import pytest
 from playwright.async_api import Page, async_playwright, expect
 
-from respawn.incident import incident_id
 from respawn.labconfig import SERVER_PORT, WRITE_TOKEN
 from tests.recovery_stack import Cluster, respawn_running, until
 from workload.faults import FaultKind, inject
@@ -70,7 +69,7 @@ async def test_the_api_refuses_a_request_without_a_token(cluster):
 async def test_console_follows_an_xid_on_node2_to_the_job_resuming_without_it(cluster, page: Page):
     job_id = submit(cluster.lab, nodes=3, steps=30, checkpoint_every=10, step_seconds=0.3, comment=ACTION,
                     name="console-e2e")
-    iid = incident_id(cluster.config.cluster, job_id, 0)
+    iid = await cluster.incident_of(job_id)
 
     await page.goto(f"{SERVER}/console")
     await expect(page.locator("#token-dialog")).to_be_visible()

@@ -26,7 +26,6 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 
 from respawn.audit import AuditRow, EventType
 from respawn.config import ClusterConfig
-from respawn.incident import incident_id
 from respawn.labconfig import lab_config
 from respawn.sandbox import start_slurmctld, start_temporal, stop_slurmctld, stop_temporal
 from respawn.sandbox.lab import Lab
@@ -124,8 +123,9 @@ class CrashStack:
         """Wait for a checkpoint, inject the fault; returns the incident's id."""
         # Generous: other tests share the four nodes, and the job may queue behind theirs.
         await self.cluster.wait_checkpoint(job_id, timeout=300)
+        iid = await self.cluster.incident_of(job_id)  # before the fault: a requeue moves the submit time
         inject(self.lab, job_id, "node2", FaultKind.IB)
-        return incident_id(CLUSTER, job_id, 0)
+        return iid
 
     def rows(self, iid: str) -> list[AuditRow]:
         return self.cluster.audit.query(incident_id=iid)
