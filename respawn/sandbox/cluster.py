@@ -222,9 +222,19 @@ def node_processes(lab: Lab, node: str) -> list[int]:
 
 
 def kill_node(lab: Lab, node: str) -> None:
-    """Node loss: SIGKILL the node's slurmd and everything running on it, at once."""
+    """Node loss: SIGKILL the node's slurmd and everything running on it, at once.
+
+    Again until nothing is left: a process the node was forking while the first
+    round was sent (a stepd starting a task) outlives the list it was not on."""
     _check_node(lab, node)
-    procs.kill(node_processes(lab, node))
+    for _ in range(_KILL_ROUNDS):
+        pids = node_processes(lab, node)
+        if not pids:
+            return
+        procs.kill(pids)
+
+
+_KILL_ROUNDS = 10
 
 
 def job_processes(lab: Lab) -> list[int]:
