@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from respawn import hostlist
-from respawn.scheduler.states import JobState
+from respawn.scheduler.states import JobFlag, JobState
 
 # Base states after which a job has ended: its end_time is its end, not a projection.
 ENDED = frozenset({JobState.COMPLETED, JobState.CANCELLED, JobState.FAILED, JobState.TIMEOUT, JobState.NODE_FAIL,
@@ -50,3 +50,37 @@ def names(value: Any) -> list[str]:
     if isinstance(value, list):
         return [text(v) for v in value]
     return [text(value)] if value is not None else []
+
+
+def job_fields(raw: dict[str, Any], *, job_id: int, state: JobState, flags: list[JobFlag], exit_code: int | None,
+               exit_signal: int | None, nodes: list[str], array_task_id: int | None) -> dict[str, Any]:
+    """A job's fields that every version prints alike; the caller reads the ones that differ."""
+    array_job = integer(raw.get("array_job_id"))
+    return {
+        "job_id": job_id,
+        "name": text(raw.get("name")),
+        "user": text(raw.get("user_name")),
+        "user_id": integer(raw.get("user_id")),
+        "account": text(raw.get("account")),
+        "state": state,
+        "flags": flags,
+        "state_reason": text(raw.get("state_reason")),
+        "state_description": text(raw.get("state_description")),
+        "restart_count": integer(raw.get("restart_cnt")) or 0,
+        "tasks": integer(raw.get("tasks")),
+        "nodes": nodes,
+        "batch_host": text(raw.get("batch_host")) or None,
+        "excluded_nodes": expand(raw.get("excluded_nodes")),
+        "comment": text(raw.get("comment")),
+        "exit_code": exit_code,
+        "exit_signal": exit_signal,
+        "workdir": text(raw.get("current_working_directory")),
+        "requeue": bool(raw.get("requeue")),
+        "partition": text(raw.get("partition")),
+        "submit_time": time(raw.get("submit_time")),
+        "start_time": time(raw.get("start_time")),
+        # For an unfinished job Slurm prints a projection (start + time limit), not an end.
+        "end_time": time(raw.get("end_time")) if state in ENDED else None,
+        "array_job_id": array_job or None,
+        "array_task_id": array_task_id if array_job else None,
+    }

@@ -9,7 +9,7 @@ sinfo's filters (-j, -t, -N ...), so the adapter filters.
 
 from typing import Any
 
-from respawn.scheduler.slurm_json.common import ENDED, expand, integer, names, text, time
+from respawn.scheduler.slurm_json.common import expand, integer, job_fields, names, text
 from respawn.scheduler.states import job_state, node_state
 
 
@@ -31,35 +31,9 @@ def nodes(data: dict[str, Any]) -> list[dict[str, Any]]:
 def _job(raw: dict[str, Any]) -> dict[str, Any]:
     state, flags = job_state(names(raw.get("job_state")))
     exit_code, exit_signal = _wait_status(raw.get("exit_code"))
-    array_job = integer(raw.get("array_job_id"))
-    return {
-        "job_id": integer(raw.get("job_id")) or 0,
-        "name": text(raw.get("name")),
-        "user": text(raw.get("user_name")),
-        "user_id": integer(raw.get("user_id")),
-        "account": text(raw.get("account")),
-        "state": state,
-        "flags": flags,
-        "state_reason": text(raw.get("state_reason")),
-        "state_description": text(raw.get("state_description")),
-        "restart_count": integer(raw.get("restart_cnt")) or 0,
-        "tasks": integer(raw.get("tasks")),
-        "nodes": _allocation(raw),
-        "batch_host": text(raw.get("batch_host")) or None,
-        "excluded_nodes": expand(raw.get("excluded_nodes")),
-        "comment": text(raw.get("comment")),
-        "exit_code": exit_code,
-        "exit_signal": exit_signal,
-        "workdir": text(raw.get("current_working_directory")),
-        "requeue": bool(raw.get("requeue")),
-        "partition": text(raw.get("partition")),
-        "submit_time": time(raw.get("submit_time")),
-        "start_time": time(raw.get("start_time")),
-        # For an unfinished job Slurm prints a projection (start + time limit), not an end.
-        "end_time": time(raw.get("end_time")) if state in ENDED else None,
-        "array_job_id": array_job or None,
-        "array_task_id": integer(raw.get("array_task_id")) if array_job else None,
-    }
+    return job_fields(raw, job_id=integer(raw.get("job_id")) or 0, state=state, flags=flags, exit_code=exit_code,
+                      exit_signal=exit_signal, nodes=_allocation(raw),
+                      array_task_id=integer(raw.get("array_task_id")))
 
 
 def _allocation(raw: dict[str, Any]) -> list[str]:
