@@ -22,13 +22,24 @@ L = CauseLayer
 FAMILIES = [
     # NCCL results as PyTorch prints them (ncclGetErrorString / getNcclErrorDetailStr).
     ("torch.distributed.DistBackendError: NCCL error in: /src/c10d/NCCLUtils.cpp:77, internal error - please "
-     "report this issue to the NCCL developers, NCCL version 2.26.2", "nccl-system-error", C.COMM_ERROR, L.AMBIGUOUS),
+     "report this issue to the NCCL developers, NCCL version 2.26.2", "nccl-internal-error", C.COMM_ERROR,
+     L.SYSTEM_SOFTWARE),
     ("torch.distributed.DistBackendError: NCCL error in: /src/c10d/ProcessGroupNCCL.cpp:1990, invalid argument "
-     "(run with NCCL_DEBUG=WARN for details), NCCL version 2.21.5", "nccl-invalid-usage", C.COMM_ERROR,
+     "(run with NCCL_DEBUG=WARN for details), NCCL version 2.21.5", "nccl-invalid-usage", C.APP_ERROR,
      L.APPLICATION),
-    ("ncclInvalidArgument: Invalid value for an argument.", "nccl-invalid-usage", C.COMM_ERROR, L.APPLICATION),
+    ("ncclInvalidArgument: Invalid value for an argument.", "nccl-invalid-usage", C.APP_ERROR, L.APPLICATION),
     ("host4:31:40 [2] NCCL WARN Duplicate GPU detected : rank 6 and rank 5 both on CUDA device 41000",
-     "nccl-invalid-usage", C.COMM_ERROR, L.APPLICATION),
+     "nccl-invalid-usage", C.APP_ERROR, L.APPLICATION),
+    # CUDA errors inside NCCL decided by what the error says (NCCL checks.h CUDACHECK, shm.cc, nvmlwrap.cc).
+    ("host4:31:40 [2] include/alloc.h:120 NCCL WARN Cuda failure 999 'unknown error'", "cuda-unknown-error",
+     C.GPU_HARDWARE, L.AMBIGUOUS),
+    ("[rank3]: Cuda failure 'unknown error'", "cuda-unknown-error", C.GPU_HARDWARE, L.AMBIGUOUS),
+    ("host4:31:40 [2] transport/shm.cc:601 NCCL WARN Cuda failure 217 'peer access is not supported between these "
+     "two devices'", "nccl-setup-refused", C.COMM_ERROR, L.SYSTEM_SOFTWARE),
+    ("host4:31:40 [2] misc/nvmlwrap.cc:190 NCCL WARN nvmlDeviceGetHandleByPciBusId() failed: Not Found",
+     "nccl-setup-refused", C.COMM_ERROR, L.SYSTEM_SOFTWARE),
+    ("host4:31:40 [2] misc/ibvwrap.cc:190 NCCL WARN Call to ibv_modify_qp failed with error No route to host",
+     "ib-transport-retry", C.INTERCONNECT, L.INFRASTRUCTURE_NETWORK),
     ("torch.distributed.DistBackendError: NCCL error in: /src/c10d/NCCLUtils.hpp:275, timeout, NCCL version 2.27.3",
      "collective-recv-timeout", C.COMM_TIMEOUT, L.AMBIGUOUS),
     ("torch.distributed.DistBackendError: NCCL error in: /src/c10d/ProcessGroupNCCL.cpp:88, remote process exited "
@@ -76,7 +87,9 @@ FAMILIES = [
     ("host4:31:40 [2] proxy.cc:1905 NCCL WARN [Proxy Service 9] Failed to execute operation Connect from rank 9, "
      "retcode 6", "nccl-system-error", C.COMM_ERROR, L.AMBIGUOUS),
     ("host4:31:40 [2] graph/rings.cc:51 NCCL WARN Error : ring 3 does not loop back to start (5 != 3)",
-     "nccl-system-error", C.COMM_ERROR, L.AMBIGUOUS),
+     "nccl-internal-error", C.COMM_ERROR, L.SYSTEM_SOFTWARE),
+    ("host4:31:40 [2] graph/connect.cc:77 NCCL WARN Internal error : tree already has 3 children (4 3 5)",
+     "nccl-internal-error", C.COMM_ERROR, L.SYSTEM_SOFTWARE),
     ("host4:31:40 [2] misc/ibvwrap.cc:68 NCCL WARN Call to ibv_create_cq failed with error Cannot allocate memory "
      "errno 12", "ib-verbs-call-failed", C.COMM_ERROR, L.SYSTEM_SOFTWARE),
     ("host4:31:40 [2] transport/p2p.cc:250 NCCL WARN failed to open CUDA IPC handle : 201 invalid device context",
@@ -132,7 +145,12 @@ FAMILIES = [
     ("srun: error: Unable to create step for job 812: Requested nodes are busy", "mpi-launch-failure", C.LAUNCH,
      L.SYSTEM_SOFTWARE),
     ("sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)",
-     "mpi-launch-failure", C.LAUNCH, L.SYSTEM_SOFTWARE),
+     "slurmctld-unreachable", C.LAUNCH, L.SCHEDULER),
+    ("salloc: error: Job submit/allocate failed: Socket timed out on send/recv operation", "slurmctld-unreachable",
+     C.LAUNCH, L.SCHEDULER),
+    # A site's job_submit plugin refusing the request: SLURM_ERROR after the plugin's own message.
+    ("sbatch: error: Batch job submission failed: Unspecified error", "slurm-step-config", C.SCHEDULER_LIMIT,
+     L.APPLICATION),
     ("sbatch: error: Batch job submission failed: Requested GRES option unsupported by configured SelectType "
      "plugin", "slurm-step-config", C.SCHEDULER_LIMIT, L.APPLICATION),
     ("srun: error: slurm_receive_msgs: [[host9.example]:6818] failed: Socket timed out on send/recv operation",
@@ -144,8 +162,16 @@ FAMILIES = [
     # Native crashes.
     ("*** SIGSEGV received at time=1893456000 on cpu 12 ***", "segfault", C.PROCESS_CRASH, L.AMBIGUOUS),
     ("Fatal Python error: Bus error", "bus-error", C.PROCESS_CRASH, L.AMBIGUOUS),
-    ("free(): invalid pointer", "fatal-signal", C.PROCESS_CRASH, L.AMBIGUOUS),
-    ("*** stack smashing detected ***: terminated", "fatal-signal", C.PROCESS_CRASH, L.AMBIGUOUS),
+    ("free(): invalid pointer", "heap-corruption", C.PROCESS_CRASH, L.APPLICATION),
+    ("*** stack smashing detected ***: terminated", "heap-corruption", C.PROCESS_CRASH, L.APPLICATION),
+    ("*** Error in `/usr/bin/python3': double free or corruption (!prev): 0x0000000001c3e2a0 ***", "heap-corruption",
+     C.PROCESS_CRASH, L.APPLICATION),
+    ("[rank2]: RuntimeError: DataLoader worker (pid 7311) is killed by signal: Aborted. ", "dataloader-worker-died",
+     C.PROCESS_CRASH, L.AMBIGUOUS),
+    ("Jan  3 04:05:06 gpu12 kernel: python3[4021]: segfault at 7f00 ip 00007f1c2a3b4c5d sp 00007ffd1e2f3a40 error 4 "
+     "in libfoo.so[7f1c2a300000+200000]", "segfault", C.PROCESS_CRASH, L.AMBIGUOUS),
+    ("[ 812.3] traps: pt_main_thread[9911] general protection fault ip:7f3a1b2c3d4e sp:7ffc0a0b0c0d error:0 in "
+     "libc.so.6[7f3a1b200000+195000]", "segfault", C.PROCESS_CRASH, L.AMBIGUOUS),
     ("Aborted (core dumped)", "native-abort", C.PROCESS_CRASH, L.AMBIGUOUS),
     ("terminate called without an active exception", "native-abort", C.PROCESS_CRASH, L.AMBIGUOUS),
     ("mpirun noticed that process rank 3 with PID 5151 on node host7 exited on signal 6 (Aborted).", "native-abort",

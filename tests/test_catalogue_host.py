@@ -144,7 +144,10 @@ FAMILIES = [
     ("Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.",
      "loss-scale-minimum", C.NUMERICAL, L.APPLICATION),
     ("[deepspeed] fp16 dynamic loss scale overflow! Skipping step. Attempted loss scale: 8.0, reducing to 4.0",
-     "overflow-at-small-scale", C.NUMERICAL, L.AMBIGUOUS),
+     "overflow-at-small-scale", C.NUMERICAL, L.APPLICATION),
+    # A program raising because a value went non-finite, in its own words.
+    ("ValueError: model output is NaN, stopping", "non-finite-detected", C.NUMERICAL, L.APPLICATION),
+    ("RuntimeError:predicted depth map contains inf", "non-finite-detected", C.NUMERICAL, L.APPLICATION),
 ]
 
 

@@ -46,7 +46,9 @@ FAILURES = [
     ("RuntimeError: CUDA error: unspecified launch failure", "cuda-launch-failure"),
     ("NVRM: Xid (PCI:0000:b1:00): 31, pid=5, name=python, Ch 00000008, intr 10000000. MMU Fault", "xid-application"),
     ("RuntimeError: CUDA error: operation not supported on global/shared address space", "cuda-error-other"),
-    ("RuntimeError: CUDA driver error: unknown error", "cuda-error-other"),
+    ("RuntimeError: CUDA driver error: unknown error", "cuda-unknown-error"),
+    ("RuntimeError: CUDA error: invalid resource handle", "cuda-error-other"),
+    ("!!!! kernel execution error. (m: 1024, n: 512, k: 4096, error: 13) ", "cuda-error-other"),
     ("NVRM: Xid (PCI:0000:1a:00): 45, pid=1, name=python, Ch 00000010", "xid-other"),
     ("NVRM: Xid (PCI:0000:1a:00): 109, pid=1, name=python, Ctx Switch Timeout Error", "xid-application"),
     ("Failed to initialize NVML: Driver/library version mismatch", "nvidia-driver-unreachable"),
@@ -173,7 +175,11 @@ FAILURES = [
     ("slurmstepd: error: *** JOB 5012 ON gpu-a-01 CANCELLED AT 2030-01-01T00:00:00 DUE TO NODE FAILURE, SEE "
      "SLURMCTLD LOG FOR DETAILS ***", "slurm-job-node-fail"),
     ("slurmctld: error: Nodes gpu-a-[02-03] not responding", "slurm-node-not-responding"),
-    ("update_node: node gpu-a-04 reason set to: Kill task failed", "slurm-health-check"),
+    ("update_node: node gpu-a-04 reason set to: Kill task failed", "slurmstepd-node-error"),
+    ("update_node: node gpu-a-04 reason set to: Scheduler health check failed", "slurm-health-check"),
+    ("Kernel panic - not syncing: hung_task: blocked tasks", "kernel-hung-task-panic"),
+    ("Jun  2 03:04:05 gpu-a-04 slurmd[2211]: spank-epilog: error: pyxis: failed to remove container", "slurm-prolog-failure"),
+    ("Jun  2 03:04:05 gpu-a-04 kernel: NVRM: knvlinkCoreTrainingLinks_GH100: link 7 training failed!", "nvlink-error"),
     ("srun: error: Prolog failure on node gpu-a-05", "slurm-prolog-failure"),
     ("slurmstepd: error: couldn't chdir to `/home/u': No such file or directory: going to /tmp instead",
      "slurmstepd-node-error"),
@@ -194,7 +200,7 @@ FAILURES = [
     ("    HW Slowdown                       : Active", "gpu-throttled"),
     ("Straggler detected: rank 12 is 3.1x slower than the median", "straggler-detected"),
     ("PCIe link width for GPU 3 degraded from x16 to x4", "pcie-degraded"),
-    # Respawn's own trusted lines (respawn/rhythm.py, respawn/gpu_metrics.py).
+    # Respawn's own trusted lines (respawn/detection/rhythm.py, respawn/sources/gpu_metrics.py).
     ("respawn-detector: hang: no progress from rank 2 on node3 for 12.3 s (threshold 10.0 s, training);"
      " its process is stopped", "progress-stalled"),
     ("respawn-detector: slowdown: rank 2 on node3 is 3.0x slower than its peers (score 0.33, compute 2.990 s)"
@@ -202,6 +208,22 @@ FAILURES = [
     ("respawn-metrics: Hostname=node3 gpu=0 DCGM_FI_DEV_CLOCK_THROTTLE_REASONS=8 (hw_slowdown)"
      " DCGM_FI_DEV_SM_CLOCK=1005 MHz", "dcgm-clocks-throttled"),
     ("respawn-metrics: Hostname=node2 gpu=0 DCGM_FI_DEV_XID_ERRORS=79 (was 0)", "dcgm-xid"),
+    # Scheduler and host-memory shapes beyond Slurm (PBS / Torque, Ray, zsh), and storage as libraries raise it.
+    ("Job exceeded its walltime limit. Job was aborted", "slurm-time-limit"),
+    ("=>> PBS: job killed: cput 7260 exceeded limit 7200", "slurm-time-limit"),
+    ("05/06/2031 10:11:12;0008;PBS_Server.311;Job;991.pbs01;Job deleted at request of admin@pbs01", "slurm-cancelled"),
+    ("=>> PBS: job killed: mem 9437184kb exceeded limit 8388608kb", "slurm-memory-limit"),
+    ("(raylet) node_manager.cc:3040: 2 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers "
+     "crashed due to other reasons at node (ID: 3f2e, IP: 10.1.2.3)", "oom-kill"),
+    ("[2]  + 80211 killed     python train.py --cfg big.yaml", "killed"),
+    ("botocore.exceptions.ConnectionClosedError: Connection was closed before we received a valid response from "
+     "endpoint URL: \"https://s3.example/ckpt/step_100.pt\".", "parallel-fs-error"),
+    ("OSError: error closing file", "write-failed"),
+    ("*** Error in `/opt/py/bin/python': free(): invalid next size (fast): 0x00007f9a10002c30 ***", "heap-corruption"),
+    ("gpu9:11:12 [1] graph/rings.cc:44 NCCL WARN Error : ring 1 does not contain rank 6", "nccl-internal-error"),
+    ("srun: error: Unable to allocate resources: Unable to contact slurm controller (connect failure)",
+     "slurmctld-unreachable"),
+    ("[rank5]: Cuda failure 999 'unknown error'", "cuda-unknown-error"),
 ]
 
 # Lines that look close to a failure and are not one.
