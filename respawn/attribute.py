@@ -42,9 +42,9 @@ from dataclasses import dataclass
 
 import re2
 
-from respawn.attribution import Attribution
-from respawn.evidence import Evidence, LineSource, claims_trust
-from respawn.joblog import rank_tag
+from respawn.wire.attribution import Attribution
+from respawn.wire.evidence import Evidence, LineSource, claims_trust
+from respawn.sources.joblog import rank_tag
 from respawn.matcher import Hit, Matcher
 from respawn.runbook import Catalogue, NodeRule
 from respawn.taxonomy import CauseLayer, FailureClass
@@ -59,7 +59,8 @@ _HOST = re2.compile(
     r"|srun: error: (?P<srun>[\w.-]+): tasks? [\d,-]+: "
     r"|\*\*\* (?:JOB|STEP) \S+ ON (?P<slurm>[\w.-]+) CANCELLED"
     r"|slurmstepd-(?P<stepd>[\w.-]+): "  # slurmstepd names its node when slurmd runs as several
-    r"|^\w{3} +\d+ [\d:]+ (?P<syslog>[\w.-]+) kernel:"
+    # a syslog line of the node's kernel or of its Slurm daemons (slurmd[pid]: ..., slurmstepd[pid]: ...)
+    r"|^\w{3} +\d+ [\d:]+ (?P<syslog>[\w.-]+) (?:kernel|slurmd|slurmstepd)(?:\[\d+\])?:"
     r"|Message from syslogd@(?P<syslogd>[\w.-]+)"
 )
 _HOST_MAX = 253  # the longest DNS name: anything longer is not a host

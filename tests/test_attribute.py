@@ -1,7 +1,7 @@
 import pytest
 
 from respawn.attribute import attribute, classify_text
-from respawn.evidence import Evidence, LineSource, LogLine
+from respawn.wire.evidence import Evidence, LineSource, LogLine
 from respawn.taxonomy import CauseLayer, FailureClass
 
 XID_79 = "NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=python, GPU has fallen off the bus."
@@ -214,6 +214,12 @@ def test_syslog_host_is_named(catalogue, matcher):
     a = classify_text(catalogue, matcher,
                       "Jan  3 04:05:06 gpu-a-17 kernel: [ 9.1] NVRM: Xid (PCI:0000:07:00): 79, pid=1, name=x, off")
     assert a.nodes == ["gpu-a-17"] and a.node_implicated
+
+
+def test_syslog_host_of_a_slurm_daemon_is_named(catalogue, matcher):
+    a = classify_text(catalogue, matcher,
+                      "Mar  9 10:11:12 gpu-b-03 slurmd[4410]: spank-prolog: error: pyxis: failed to import image")
+    assert (a.failure_class, a.nodes, a.node_implicated) == (FailureClass.NODE_FAILURE, ["gpu-b-03"], True)
 
 
 @pytest.mark.parametrize("text", [

@@ -224,6 +224,9 @@ FAILURES = [
     ("srun: error: Unable to allocate resources: Unable to contact slurm controller (connect failure)",
      "slurmctld-unreachable"),
     ("[rank5]: Cuda failure 999 'unknown error'", "cuda-unknown-error"),
+    ("[ 91.2] pcieport 0000:80:01.1: AER: Uncorrected (Non-Fatal) error received: 0000:81:00.0", "pcie-aer-error"),
+    ("[ 91.2] nvidia 0000:81:00.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, "
+     "(Requester ID)", "pcie-aer-error"),
 ]
 
 # Lines that look close to a failure and are not one.
