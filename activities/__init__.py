@@ -7,12 +7,12 @@ records twice.
 
 from collections.abc import Callable
 
-from activities.advice import AdviceActivities
-from activities.assessment import AssessmentActivities
-from activities.audit import AuditActivities
-from activities.evidence import EvidenceActivities
-from activities.follow import FollowActivities
-from activities.scheduler import SchedulerActivities
+from respawn.activities.advice import AdviceActivities
+from respawn.activities.assessment import AssessmentActivities
+from respawn.activities.audit import AuditActivities
+from respawn.activities.evidence import EvidenceActivities
+from respawn.activities.follow import FollowActivities
+from respawn.activities.scheduler import SchedulerActivities
 from respawn.services import Services
 
 

@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 from temporalio import activity
 
-from respawn.advice import TERMINAL, Advice, AdviceRef, AdviceRequest, AdviceStore, Outcome, Status
-from respawn import metrics
-from respawn.audit import EventType, incident_event
+from respawn.advisor.advice import TERMINAL, Advice, AdviceRef, AdviceRequest, AdviceStore, Outcome, Status
+from respawn.surfaces import telemetry
+from respawn.audit.trail import EventType, incident_event
 from respawn.services import Services
 
 _POLL_S = 0.25
@@ -30,7 +30,7 @@ class AdviceActivities:
             details={"generation": advice.generation, "exclude": req.exclude, "drain": req.drain,
                      "reason": req.reason})
         if self._s.audit.record(row):
-            metrics.recorded(row, self._s.audit)
+            telemetry.recorded(row, self._s.audit)
         return advice
 
     @activity.defn(name="await_reconciliation")
@@ -63,5 +63,5 @@ class AdviceActivities:
             details={"generation": ref.generation, "status": advice.status.value, "controller": advice.controller,
                      "detail": outcome.detail})
         if self._s.audit.record(row):
-            metrics.recorded(row, self._s.audit)
+            telemetry.recorded(row, self._s.audit)
         return outcome

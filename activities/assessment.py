@@ -5,13 +5,13 @@ from datetime import UTC, datetime, timedelta
 from temporalio import activity
 
 from respawn.attribute import attribute
-from respawn.audit import AuditRow, EventType
-from respawn.decision import JobHistory, JobShape, PastIncident, decide
-from respawn.evidence import Evidence, LineSource
-from respawn.hook import consult
-from respawn.incident import Assessment, AssessRequest, IncidentInput
-from respawn.interruption import judge
-from respawn.ledger import NodeRecord, judge_nodes
+from respawn.audit.trail import AuditRow, EventType
+from respawn.decision.decide import JobHistory, JobShape, PastIncident, decide
+from respawn.wire.evidence import Evidence, LineSource
+from respawn.attribution.hook import consult
+from respawn.wire.incident import Assessment, AssessRequest, IncidentInput
+from respawn.detection.interruption import judge
+from respawn.decision.ledger import NodeRecord, judge_nodes
 from respawn.services import Services
 from respawn.taxonomy import FailureClass
 

@@ -1,7 +1,7 @@
 from temporalio import activity
 
-from respawn import metrics
-from respawn.audit import AuditEvent
+from respawn.surfaces import telemetry
+from respawn.audit.trail import AuditEvent
 from respawn.services import Services
 
 
@@ -13,5 +13,5 @@ class AuditActivities:
     async def record_event(self, event: AuditEvent) -> bool:
         new = self._audit.record(event)
         if new:
-            metrics.recorded(event, self._audit)
+            telemetry.recorded(event, self._audit)
         return new

@@ -5,16 +5,16 @@ from datetime import UTC, datetime
 
 from temporalio import activity
 
-from activities.errors import as_activity_error
-from respawn.evidence import Evidence, LineSource, LogLine
-from respawn.gpu_metrics import GpuMetrics, MetricsError, unavailable_line
-from respawn.incident import Detection, DetectionKind, Gathered, GatherRequest
-from respawn.joblog import UnsafeOutput, kernel_message, logged_at, rank_of, read_lines, tail_lines
+from respawn.activities.errors import as_activity_error
+from respawn.wire.evidence import Evidence, LineSource, LogLine
+from respawn.sources.gpu_metrics import GpuMetrics, MetricsError, unavailable_line
+from respawn.wire.incident import Detection, DetectionKind, Gathered, GatherRequest
+from respawn.sources.joblog import UnsafeOutput, kernel_message, logged_at, rank_of, read_lines, tail_lines
 from respawn.scheduler.errors import SchedulerError
 from respawn.scheduler.slurm import JobInfo
 from respawn.services import Services
 
-log = logging.getLogger("respawn.evidence")
+log = logging.getLogger("respawn.wire.evidence")
 _KERNEL_TAIL_LINES = 200
 _OUTPUT_BYTES = 4 << 20  # of the attempt's output read for its evidence
 # Respawn's own findings, by the kind of detection that carried them.

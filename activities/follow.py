@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 
 from temporalio import activity
 
-from respawn import metrics
-from respawn.audit import EventType, incident_event
-from respawn.incident import AttemptStarted, FollowRequest, Resumed
-from respawn.joblog import UnsafeOutput, read_lines
+from respawn.surfaces import telemetry
+from respawn.audit.trail import EventType, incident_event
+from respawn.wire.incident import AttemptStarted, FollowRequest, Resumed
+from respawn.sources.joblog import UnsafeOutput, read_lines
 from respawn.scheduler.errors import SchedulerError
 from respawn.services import Services
 
@@ -71,4 +71,4 @@ class FollowActivities:
         row = incident_event(event, incident_id=req.incident_id, cluster=req.cluster, job_id=req.job_id,
                              attempt=attempt, nodes=nodes, details=details)
         if self._s.audit.record(row):
-            metrics.recorded(row, self._s.audit)
+            telemetry.recorded(row, self._s.audit)

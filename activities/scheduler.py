@@ -6,10 +6,10 @@ import asyncio
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.errors import as_activity_error
-from respawn import metrics
-from respawn.audit import EventType, incident_event
-from respawn.incident import ActionRequest, ActionResult
+from respawn.activities.errors import as_activity_error
+from respawn.surfaces import telemetry
+from respawn.audit.trail import EventType, incident_event
+from respawn.wire.incident import ActionRequest, ActionResult
 from respawn.scheduler.errors import JobPending, SchedulerError
 from respawn.scheduler.slurm import JobInfo
 from respawn.services import Services
@@ -57,7 +57,7 @@ class SchedulerActivities:
                 return ActionResult(done=False, detail="exclusions already in place")
             await self._s.slurm.set_excluded_nodes(req.job_id, req.exclude)
             # Counted where it changes: a retry finds the exclusions in place and counts nothing.
-            metrics.EXCLUSIONS.inc(len(set(req.exclude) - set(job.excluded_nodes)))
+            telemetry.EXCLUSIONS.inc(len(set(req.exclude) - set(job.excluded_nodes)))
             return ActionResult(done=True, detail=f"excluded {','.join(req.exclude) or 'none'}")
 
         return await self._run(req, EventType.EXCLUDED, "update_excluded_nodes", act)
@@ -87,7 +87,7 @@ class SchedulerActivities:
                 if "DRAIN" in {f.upper() for f in node.flags} or node.state.lower().startswith("drain"):
                     continue
                 await self._s.slurm.drain(name, f"respawn {req.incident_id}: {req.reason}")
-                metrics.DRAINS.inc()  # a retry finds the node drained and counts nothing
+                telemetry.DRAINS.inc()  # a retry finds the node drained and counts nothing
                 drained.append(name)
             return ActionResult(done=bool(drained), detail=f"drained {','.join(drained) or 'none (already)'}")
 
@@ -112,7 +112,7 @@ class SchedulerActivities:
             action=action, acted=True,
             details={"changed": result.done, "detail": result.detail, "reason": req.reason})
         if self._s.audit.record(row):
-            metrics.recorded(row, self._s.audit)
+            telemetry.recorded(row, self._s.audit)
         return result
 
 

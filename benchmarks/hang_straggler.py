@@ -24,16 +24,16 @@ import time
 from datetime import UTC, datetime
 
 from respawn import sandbox
-from respawn.audit import AuditTrail, EventType
-from respawn.config import load_config
-from respawn.demo import RespawnProcesses
-from respawn.labconfig import write_lab_config
-from respawn.polling import until
+from respawn.audit.trail import AuditTrail, EventType
+from respawn.config.cluster import load_config
+from respawn.sandbox.demo import RespawnProcesses
+from respawn.sandbox.labconfig import write_lab_config
+from respawn.sandbox.polling import until
 from respawn.sandbox.lab import Lab
 from respawn.scheduler.slurm import Slurm
 from respawn.scheduler.transport import LocalTransport
-from workload.faults import FaultKind, fired_at, heal_gpu, inject
-from workload.submit import output_path, submit
+from respawn.sandbox.workload.faults import FaultKind, fired_at, heal_gpu, inject
+from respawn.sandbox.workload.submit import output_path, submit
 
 OBSERVE = '{"respawn":{"environment":"demo","mode":"observe"}}'
 STEP_LINE = " step_time "

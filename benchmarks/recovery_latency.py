@@ -21,7 +21,7 @@ def main() -> int:
     parser.add_argument("--fault", default="xid")
     parser.add_argument("--transport", default="local")
     parser.add_argument("--hostile-neighbours", action="store_true",
-                        help="hostile jobs beside the victim (workload/hostile.py); the victim runs on 2 nodes")
+                        help="hostile jobs beside the victim (respawn/sandbox/workload/hostile.py); the victim runs on 2 nodes")
     args = parser.parse_args()
     hostile = ["--hostile-neighbours"] if args.hostile_neighbours else []
     runs = []

@@ -42,9 +42,9 @@ from dataclasses import dataclass
 
 import re2
 
-from respawn.attribution import Attribution
-from respawn.evidence import Evidence, LineSource, claims_trust
-from respawn.joblog import rank_tag
+from respawn.wire.attribution import Attribution
+from respawn.wire.evidence import Evidence, LineSource, claims_trust
+from respawn.sources.joblog import rank_tag
 from respawn.matcher import Hit, Matcher
 from respawn.runbook import Catalogue, NodeRule
 from respawn.taxonomy import CauseLayer, FailureClass

@@ -14,7 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from respawn.taxonomy import CauseLayer, FailureClass
-from respawn import yamlfile
+from respawn.config import yamlfile
 
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / "runbooks"
 

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 
-from respawn.audit import AuditTrail
-from respawn.config import ClusterConfig, Transport
+from respawn.audit.trail import AuditTrail
+from respawn.config.cluster import ClusterConfig, SchedulerAccess
 from respawn.matcher import Matcher
-from respawn.progress import ProgressPatterns, ProgressReader
+from respawn.sources.progress import ProgressPatterns, ProgressReader
 from respawn.runbook import Catalogue
 from respawn.scheduler.slurm import Slurm
 from respawn.scheduler.transport import LocalTransport, SshTransport
@@ -43,7 +43,7 @@ def build_services(config: ClusterConfig) -> Services:
 
 def _transport(config: ClusterConfig) -> LocalTransport | SshTransport:
     settings = config.scheduler
-    if settings.transport is Transport.SSH:
+    if settings.transport is SchedulerAccess.SSH:
         assert settings.ssh is not None  # the config validator guarantees it
         return SshTransport(
             host=settings.ssh.host,

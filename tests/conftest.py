@@ -17,7 +17,7 @@ from temporalio.testing import WorkflowEnvironment
 from respawn.matcher import Matcher
 from respawn.runbook import Catalogue
 from respawn.sandbox import Lab, down, lab as make_lab, reset, status, up
-from workflows.search import CLUSTER, FAILURE_CLASS, JOB_ID, PHASE
+from respawn.workflows.search import CLUSTER, FAILURE_CLASS, JOB_ID, PHASE
 
 
 @pytest.fixture(scope="session")

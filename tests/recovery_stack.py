@@ -9,19 +9,19 @@ from pathlib import Path
 
 import yaml
 
-from respawn.audit import AuditRow, AuditTrail, EventType
-from respawn.config import ClusterConfig, Environment, Transport, load_config
-from respawn.demo import RespawnProcesses
-from respawn.incident import incident_id
-from respawn.labconfig import lab_config
-from respawn.polling import until
+from respawn.audit.trail import AuditRow, AuditTrail, EventType
+from respawn.config.cluster import ClusterConfig, Environment, SchedulerAccess, load_config
+from respawn.sandbox.demo import RespawnProcesses
+from respawn.wire.incident import incident_id
+from respawn.sandbox.labconfig import lab_config
+from respawn.sandbox.polling import until
 from respawn.sandbox.lab import Lab
 from respawn.scheduler.slurm import JobInfo, Slurm
 from respawn.scheduler.transport import LocalTransport
 
 
 @contextmanager
-def respawn_running(lab: Lab, name: str, transport: Transport = Transport.LOCAL,
+def respawn_running(lab: Lab, name: str, transport: SchedulerAccess = SchedulerAccess.LOCAL,
                     environments: dict[str, Environment] | None = None, **budgets):
     """A detector and a worker for the sandbox, as real child processes.
 
@@ -51,7 +51,7 @@ class RespawnProcess:
     """One Respawn process (`worker` or `detector`) that a test can kill -9 and start again."""
 
     def __init__(self, lab: Lab, config_path: Path, role: str) -> None:
-        self._argv = [sys.executable, "-m", "respawn.cli", role, "--config", str(config_path)]
+        self._argv = [sys.executable, "-m", "respawn.surfaces.cli", role, "--config", str(config_path)]
         self._log = lab.log_dir / f"respawn-{config_path.stem}-{role}.log"
         self._proc: subprocess.Popen | None = None
 

@@ -9,12 +9,12 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from respawn.audit import EventType
-from respawn.config import Transport
-from respawn.labconfig import READ_TOKEN, SERVER_PORT, WRITE_TOKEN
+from respawn.audit.trail import EventType
+from respawn.config.cluster import SchedulerAccess
+from respawn.sandbox.labconfig import READ_TOKEN, SERVER_PORT, WRITE_TOKEN
 from tests.recovery_stack import Cluster, respawn_running, until
-from workload.faults import FaultKind, inject
-from workload.submit import submit
+from respawn.sandbox.workload.faults import FaultKind, inject
+from respawn.sandbox.workload.submit import submit
 
 ACTION = '{"respawn":{"environment":"demo","mode":"action"}}'
 SERVER = f"http://127.0.0.1:{SERVER_PORT}"
@@ -22,8 +22,8 @@ SERVER = f"http://127.0.0.1:{SERVER_PORT}"
 
 @pytest.fixture(scope="module")
 def cluster(sandbox):
-    with respawn_running(sandbox, "advisor", Transport.ADVISOR) as config:
-        assert config.scheduler.transport is Transport.ADVISOR
+    with respawn_running(sandbox, "advisor", SchedulerAccess.ADVISOR) as config:
+        assert config.scheduler.transport is SchedulerAccess.ADVISOR
         yield Cluster(sandbox, config)
 
 
@@ -47,7 +47,7 @@ def controller(cluster: Cluster) -> subprocess.Popen:
     token.write_text(WRITE_TOKEN + "\n")
     with open(cluster.lab.log_dir / "respawn-advisor-controller.log", "ab") as log:
         return subprocess.Popen(
-            [sys.executable, "-m", "respawn.cli", "controller", "--config", str(config_path), "--server", SERVER,
+            [sys.executable, "-m", "respawn.surfaces.cli", "controller", "--config", str(config_path), "--server", SERVER,
              "--token-file", str(token), "--interval", "0.5"],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 

@@ -18,12 +18,12 @@ from schemathesis.checks import (
     content_type_conformance, not_a_server_error, response_schema_conformance, status_code_conformance,
 )
 
-from respawn.advice import AdviceRequest, AdviceStore, Desired
-from respawn.audit import AuditEvent, AuditTrail, EventType
-from respawn.config import ClusterConfig, ConfigError, ServerSettings
-from respawn.polling import until
-from respawn.server.app import create_app
-from respawn.server.ingest import Accepted, DetectionReport, IngestError
+from respawn.advisor.advice import AdviceRequest, AdviceStore, Desired
+from respawn.audit.trail import AuditEvent, AuditTrail, EventType
+from respawn.config.cluster import ClusterConfig, ConfigError, ServerSettings
+from respawn.sandbox.polling import until
+from respawn.surfaces.server.app import create_app
+from respawn.surfaces.server.ingest import Accepted, DetectionReport, IngestError
 
 READ = "reader-token-0123456789"
 WRITE = "writer-token-0123456789"
@@ -99,12 +99,12 @@ def publish(config: ClusterConfig, job_id: int, incident: str, desired=Desired.R
 
 
 async def test_a_request_without_a_token_or_with_an_unknown_one_is_refused_401_and_logged(api, caplog):
-    caplog.set_level(logging.WARNING, "respawn.server.auth")
+    caplog.set_level(logging.WARNING, "respawn.surfaces.server.auth")
     answer = await api.get("/api/v1/advice")
     assert answer.status_code == 401 and answer.headers["www-authenticate"] == "Bearer"
     assert (await api.get("/api/v1/advice", headers=bearer("not-a-known-token"))).status_code == 401
     assert (await api.get("/api/v1/advice", headers={"Authorization": f"Basic {READ}"})).status_code == 401
-    refusals = [r.getMessage() for r in caplog.records if r.name == "respawn.server.auth"]
+    refusals = [r.getMessage() for r in caplog.records if r.name == "respawn.surfaces.server.auth"]
     assert len(refusals) == 3 and all("/api/v1/advice" in m for m in refusals)
     assert not any("not-a-known-token" in m or READ in m for m in refusals)
 
@@ -112,13 +112,13 @@ async def test_a_request_without_a_token_or_with_an_unknown_one_is_refused_401_a
 async def test_a_read_token_on_a_write_endpoint_gets_403_logged_with_its_name_never_the_token(api, caplog, served):
     config = served[0]
     advice = publish(config, 40, "incident-c1-40-0")
-    caplog.set_level(logging.WARNING, "respawn.server.auth")
+    caplog.set_level(logging.WARNING, "respawn.surfaces.server.auth")
     answer = await api.post(f"/api/v1/jobs/40/advice/{advice.generation}/status", headers=bearer(READ),
                             json={"status": "converged"})
     assert answer.status_code == 403 and "write" in answer.json()["detail"]
     assert (await api.post("/api/v1/detections", headers=bearer(READ),
                            json={"job_id": 1, "kind": "node_down", "node": "node2"})).status_code == 403
-    refusals = [r.getMessage() for r in caplog.records if r.name == "respawn.server.auth"]
+    refusals = [r.getMessage() for r in caplog.records if r.name == "respawn.surfaces.server.auth"]
     assert len(refusals) == 2 and all("reader" in m and READ not in m for m in refusals)
     assert (await api.get("/api/v1/jobs/40/advice", headers=bearer(READ))).json()["status"] == "published"
 

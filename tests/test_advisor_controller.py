@@ -9,13 +9,13 @@ import httpx
 import pytest
 from temporalio.testing import ActivityEnvironment
 
-from activities.advice import AdviceActivities
-from respawn.advice import AdviceRef, AdviceRequest, AdviceStore, Desired, Status
-from respawn.audit import EventType
-from respawn.controller import Controller
+from respawn.activities.advice import AdviceActivities
+from respawn.advisor.advice import AdviceRef, AdviceRequest, AdviceStore, Desired, Status
+from respawn.audit.trail import EventType
+from respawn.advisor.controller import Controller
 from respawn.scheduler.errors import JobNotFound
 from respawn.scheduler.slurm import JobInfo, NodeInfo
-from respawn.server.app import create_app
+from respawn.surfaces.server.app import create_app
 from respawn.services import build_services
 from tests.test_advisor_api import WRITE, make_config
 
@@ -187,8 +187,8 @@ def controller_cli(tmp_path, monkeypatch):
     """`respawn controller` up to the point it would poll: the token it would use, or its exit and stderr."""
     import yaml
 
-    import respawn.controller
-    from respawn.cli import main
+    import respawn.advisor.controller
+    from respawn.surfaces.cli import main
 
     path = tmp_path / "respawn.yaml"
     path.write_text(yaml.safe_dump(make_config(tmp_path).model_dump(mode="json", exclude_defaults=True)))
@@ -198,7 +198,7 @@ def controller_cli(tmp_path, monkeypatch):
         used.append(token)
         assert os.environ.get("RESPAWN_TOKEN") is None  # not handed on to the Slurm commands it runs
 
-    monkeypatch.setattr(respawn.controller, "run_controller", run_controller)
+    monkeypatch.setattr(respawn.advisor.controller, "run_controller", run_controller)
     monkeypatch.delenv("RESPAWN_TOKEN", raising=False)
 
     def run(*args: str) -> tuple[int, list[str]]:

@@ -6,10 +6,10 @@ from datetime import UTC, datetime
 
 from temporalio import activity
 
-from respawn.advice import Advice, AdviceRef, AdviceRequest, Desired, Outcome
-from respawn.config import Mode
-from respawn.decision import Decision
-from respawn.incident import IncidentResult, Phase
+from respawn.advisor.advice import Advice, AdviceRef, AdviceRequest, Desired, Outcome
+from respawn.config.cluster import Mode
+from respawn.decision.decide import Decision
+from respawn.wire.incident import Acting, IncidentResult, Phase
 from respawn.runbook import Action
 from tests.test_incident_workflow import RESTART, XID, Fakes, run_incident
 
@@ -39,7 +39,7 @@ class AdvisorFakes(Fakes):
 
 
 async def run_advised(env, fakes: AdvisorFakes, mode: Mode = Mode.ACTION) -> IncidentResult:
-    return await run_incident(env, fakes, mode, reconcile_timeout_s=300)
+    return await run_incident(env, fakes, mode, acting=Acting.CONTROLLER)
 
 
 def scheduler_calls(fakes: Fakes) -> list[str]:

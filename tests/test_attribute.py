@@ -1,7 +1,7 @@
 import pytest
 
 from respawn.attribute import attribute, classify_text
-from respawn.evidence import Evidence, LineSource, LogLine
+from respawn.wire.evidence import Evidence, LineSource, LogLine
 from respawn.taxonomy import CauseLayer, FailureClass
 
 XID_79 = "NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=python, GPU has fallen off the bus."

@@ -1,6 +1,6 @@
 from datetime import UTC, datetime, timedelta
 
-from respawn.audit import AuditEvent, AuditTrail, EventType
+from respawn.audit.trail import AuditEvent, AuditTrail, EventType
 
 
 def event(key: str, event_type=EventType.DETECTED, job_id=7, **kw) -> AuditEvent:

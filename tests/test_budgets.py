@@ -2,10 +2,10 @@
 
 import pytest
 
-from respawn.audit import EventType
+from respawn.audit.trail import EventType
 from tests.recovery_stack import Cluster, respawn_running, until
-from workload.faults import FaultKind, inject
-from workload.submit import submit
+from respawn.sandbox.workload.faults import FaultKind, inject
+from respawn.sandbox.workload.submit import submit
 
 ACTION = '{"respawn":{"environment":"demo","mode":"action"}}'
 

@@ -10,7 +10,7 @@ with made-up hosts and numbers.
 import pytest
 
 from respawn.attribute import attribute, classify_text
-from respawn.evidence import Evidence, LogLine
+from respawn.wire.evidence import Evidence, LogLine
 from respawn.matcher import Matcher
 from respawn.runbook import Catalogue, NodeRule, Onset
 from respawn.taxonomy import CauseLayer, FailureClass

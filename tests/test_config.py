@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from respawn.config import ConfigError, Mode, Transport, load_config
+from respawn.config.cluster import ConfigError, Mode, SchedulerAccess, load_config
 
 GOOD = """
 cluster: gpu-a
@@ -29,7 +29,7 @@ def write(tmp_path: Path, text: str) -> Path:
 
 def test_good_file_loads_with_defaults(tmp_path):
     config = load_config(write(tmp_path, GOOD))
-    assert config.scheduler.transport is Transport.SSH
+    assert config.scheduler.transport is SchedulerAccess.SSH
     assert config.environments["prod"].max_mode is Mode.OBSERVE
     assert config.budgets.max_restarts == 5
     assert config.budgets.no_checkpoint_attempts == 2
@@ -105,7 +105,7 @@ def test_a_bad_binding_gives_one_line_naming_the_problem(tmp_path, allow, messag
     assert "\n" not in str(err.value)
 
 
-# --- A key given twice is an error, in the configuration and in runbooks (respawn/yamlfile.py). ---
+# --- A key given twice is an error, in the configuration and in runbooks (respawn/config/yamlfile.py). ---
 
 @pytest.mark.parametrize(("text", "line", "key"), [
     (GOOD + "budgets: {max_restarts: 0}\n", 14, "budgets"),  # the second one, lower down, would have won
@@ -122,13 +122,13 @@ def test_a_duplicate_key_is_one_line_naming_its_line_not_last_one_wins(tmp_path,
 
 
 def test_a_merge_key_may_still_be_overridden():
-    from respawn import yamlfile
+    from respawn.config import yamlfile
 
     assert yamlfile.load("a: &a {x: 1, y: 2}\nb: {<<: *a, x: 3}\n")["b"] == {"x": 3, "y": 2}
 
 
 def test_runbooks_and_progress_patterns_refuse_a_duplicate_key(tmp_path):
-    from respawn.progress import ProgressPatterns
+    from respawn.sources.progress import ProgressPatterns
     from respawn.runbook import Catalogue, RunbookError
 
     book = (Path(__file__).parent.parent / "runbooks" / "storage.yaml").read_text()
@@ -142,7 +142,7 @@ def test_runbooks_and_progress_patterns_refuse_a_duplicate_key(tmp_path):
         ProgressPatterns.load(tmp_path)
 
 
-# --- `respawn config` checks the files that hold secrets (respawn/secretfiles.py). ---
+# --- `respawn config` checks the files that hold secrets (respawn/config/secretfiles.py). ---
 
 def secrets_config(tmp_path: Path, tokens: str, mode: int = 0o600) -> Path:
     key = tmp_path / "id_ed25519"
@@ -155,7 +155,7 @@ def secrets_config(tmp_path: Path, tokens: str, mode: int = 0o600) -> Path:
 
 
 def respawn_config(path: Path, capsys) -> tuple[int, str]:
-    from respawn.cli import main
+    from respawn.surfaces.cli import main
 
     rc = main(["config", str(path)])
     captured = capsys.readouterr()

@@ -7,14 +7,14 @@ from pathlib import Path
 import httpx
 import pytest
 
-from respawn import console
-from respawn.audit import AuditEvent, AuditTrail, EventType, incident_event
-from respawn.config import ClusterConfig
-from respawn.console.view import ConsoleView
-from respawn.override import OverrideError
+from respawn.surfaces import console
+from respawn.audit.trail import AuditEvent, AuditTrail, EventType, incident_event
+from respawn.config.cluster import ClusterConfig
+from respawn.surfaces.console.view import ConsoleView
+from respawn.surfaces.override import OverrideError
 from respawn.scheduler.errors import SchedulerUnavailable
 from respawn.scheduler.slurm import JobInfo
-from respawn.server.app import create_app
+from respawn.surfaces.server.app import create_app
 
 READ = "console-test-read-token"
 WRITE = "console-test-write-token"
@@ -325,7 +325,7 @@ async def test_the_page_and_its_assets_load_without_a_token_and_nothing_external
 
 @pytest.fixture
 def sent(monkeypatch):
-    """What reached the override path (respawn.override.send_override), and what it answers."""
+    """What reached the override path (respawn.surfaces.override.send_override), and what it answers."""
     calls = []
 
     async def fake(config, job_id, override, incident=None):

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from respawn.audit import EventType
-from respawn.config import Transport
-from respawn.labconfig import lab_config
+from respawn.audit.trail import EventType
+from respawn.config.cluster import SchedulerAccess
+from respawn.sandbox.labconfig import lab_config
 from respawn.sandbox import containers, procs
 from respawn.sandbox.containers import ContainerLab, cluster, engine
 from respawn.sandbox.containers.engine import EngineError
@@ -25,8 +25,8 @@ from respawn.scheduler.slurm import Slurm
 from respawn.scheduler.errors import TransportError
 from respawn.scheduler.transport import LocalTransport, SshTransport
 from tests.recovery_stack import Cluster, respawn_running, until
-from workload.faults import FaultKind, inject
-from workload.submit import submit
+from respawn.sandbox.workload.faults import FaultKind, inject
+from respawn.sandbox.workload.submit import submit
 
 ACTION = '{"respawn":{"environment":"demo","mode":"action"}}'
 
@@ -108,7 +108,7 @@ async def test_paused_node_stops_answering_slurm_and_comes_back(idle: ContainerL
 
 
 async def test_ssh_reaches_the_head_container_only_with_its_pinned_host_key(idle: ContainerLab, tmp_path):
-    ssh = lab_config(idle, Transport.SSH).scheduler.ssh
+    ssh = lab_config(idle, SchedulerAccess.SSH).scheduler.ssh
 
     def transport(known_hosts) -> SshTransport:
         return SshTransport(ssh.host, ssh.port, ssh.username, [ssh.client_key], known_hosts)
@@ -160,8 +160,8 @@ async def test_node3_container_killed_is_excluded_and_the_job_completes_without_
 
 @pytest.mark.slow
 async def test_xid_recovery_through_ssh_to_the_head_container(idle: ContainerLab):
-    with respawn_running(idle, "containers-ssh", Transport.SSH) as config:
-        assert config.scheduler.transport is Transport.SSH and config.scheduler.ssh.port != 22022
+    with respawn_running(idle, "containers-ssh", SchedulerAccess.SSH) as config:
+        assert config.scheduler.transport is SchedulerAccess.SSH and config.scheduler.ssh.port != 22022
         cluster = Cluster(idle, config)
         job_id = _submit(idle)
         await cluster.wait_checkpoint(job_id)

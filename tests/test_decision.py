@@ -1,8 +1,8 @@
-from activities.assessment import past_incidents
-from respawn.attribution import Attribution
-from respawn.audit import AuditRow, EventType
-from respawn.config import Budgets
-from respawn.decision import JobHistory, JobShape, PastIncident, decide
+from respawn.activities.assessment import past_incidents
+from respawn.wire.attribution import Attribution
+from respawn.audit.trail import AuditRow, EventType
+from respawn.config.cluster import Budgets
+from respawn.decision.decide import JobHistory, JobShape, PastIncident, decide
 from respawn.runbook import Action, NodeRule, Runbook, Rung
 from respawn.taxonomy import CauseLayer, FailureClass
 

@@ -4,10 +4,10 @@ from datetime import UTC, datetime
 
 from temporalio.service import RPCError, RPCStatusCode
 
-from respawn.config import ClusterConfig, Mode
-from respawn.detector import Detector
-from respawn.enrolment import Enrolment
-from respawn.incident import Detection, DetectionKind
+from respawn.config.cluster import ClusterConfig, Mode
+from respawn.detection.detector import Detector
+from respawn.detection.enrolment import Enrolment
+from respawn.wire.incident import Detection, DetectionKind
 from respawn.scheduler.slurm import JobInfo
 from respawn.services import build_services
 

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from respawn.config import ClusterConfig, Mode
-from respawn.enrolment import MAX_COMMENT_BYTES, Enrolment, NotEnrolled, enrol
+from respawn.config.cluster import ClusterConfig, Mode
+from respawn.detection.enrolment import MAX_COMMENT_BYTES, Enrolment, NotEnrolled, enrol
 from respawn.scheduler.slurm import JobInfo
 
 

@@ -13,9 +13,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from activities.evidence import EvidenceActivities
-from respawn.evidence import LineSource
-from respawn.gpu_metrics import (
+from respawn.activities.evidence import EvidenceActivities
+from respawn.wire.evidence import LineSource
+from respawn.sources.gpu_metrics import (
     Gpu,
     GpuMetrics,
     MetricsError,
@@ -29,7 +29,7 @@ from respawn.gpu_metrics import (
 from respawn.matcher import Matcher
 from respawn.runbook import Catalogue
 from respawn.sandbox import Lab, dcgm, prometheus
-from workload.faults import THROTTLED
+from respawn.sandbox.workload.faults import THROTTLED
 
 NODE2, NODE3 = Gpu("node2", "0"), Gpu("node3", "0")
 

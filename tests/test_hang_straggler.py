@@ -16,14 +16,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from respawn.audit import AuditRow, EventType
-from respawn.config import Environment, Mode, load_config
-from respawn.demo import RespawnProcesses
-from respawn.labconfig import lab_config
+from respawn.audit.trail import AuditRow, EventType
+from respawn.config.cluster import Environment, Mode, load_config
+from respawn.sandbox.demo import RespawnProcesses
+from respawn.sandbox.labconfig import lab_config
 from respawn.sandbox import Lab
 from tests.recovery_stack import Cluster, until, write_config
-from workload.faults import FaultKind, fired_at, heal_gpu, inject
-from workload.submit import submit
+from respawn.sandbox.workload.faults import FaultKind, fired_at, heal_gpu, inject
+from respawn.sandbox.workload.submit import submit
 
 ACTION = '{"respawn":{"environment":"progress","mode":"action"}}'
 OBSERVE = '{"respawn":{"environment":"progress","mode":"observe"}}'

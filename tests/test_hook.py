@@ -19,13 +19,13 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from activities.assessment import AssessmentActivities
+from respawn.activities.assessment import AssessmentActivities
 from respawn.attribute import attribute
-from respawn.attribution import Attribution, AttributionSource
-from respawn.config import ConfigError, Mode, load_config
-from respawn.evidence import Evidence, LineSource, LogLine
-from respawn.hook import AttributionHook, consult
-from respawn.incident import AssessRequest, Gathered, IncidentInput
+from respawn.wire.attribution import Attribution, AttributionSource
+from respawn.config.cluster import ConfigError, Mode, load_config
+from respawn.wire.evidence import Evidence, LineSource, LogLine
+from respawn.attribution.hook import AttributionHook, consult
+from respawn.wire.incident import AssessRequest, Gathered, IncidentInput
 from respawn.matcher import Matcher
 from respawn.runbook import Action, Catalogue
 from respawn.services import Services, build_services

@@ -14,13 +14,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from activities.evidence import _during
+from respawn.activities.evidence import _during
 from respawn.attribute import _untag, classify_text
-from respawn.detector import Detector
-from respawn.evidence import claims_trust
-from respawn.joblog import MAX_LINES, UnsafeOutput, kernel_message, logged_at, rank_of, read_lines, tail_lines
-from respawn.progress import ProgressPatterns, ProgressReader, TimePattern
-from respawn.rhythm import DEFAULT_MAX_RANKS, ProgressSettings, Rhythm, Signal, SignalKind, read_signals
+from respawn.detection.detector import Detector
+from respawn.wire.evidence import claims_trust
+from respawn.sources.joblog import MAX_LINES, UnsafeOutput, kernel_message, logged_at, rank_of, read_lines, tail_lines
+from respawn.sources.progress import ProgressPatterns, ProgressReader, TimePattern
+from respawn.detection.rhythm import DEFAULT_MAX_RANKS, ProgressSettings, Rhythm, Signal, SignalKind, read_signals
 from respawn.scheduler.slurm import NodeInfo
 
 WHITESPACE = " \t" * 4096  # 8 KB
@@ -246,7 +246,7 @@ XID = "NVRM: Xid (PCI:0000:3b:00): 79, pid=123, name=python, GPU has fallen off 
 
 
 def stamp(at: datetime = NOW) -> str:
-    return at.isoformat(timespec="microseconds")  # as the sandbox (workload/faults.py) writes it
+    return at.isoformat(timespec="microseconds")  # as the sandbox (respawn/sandbox/workload/faults.py) writes it
 
 
 def test_only_lines_the_kernel_wrote_are_kernel_messages() -> None:

@@ -2,7 +2,7 @@ import time
 
 import pytest
 
-from respawn.hostlist import compress, expand, valid_node_name
+from respawn.scheduler.hostlist import compress, expand, valid_node_name
 
 
 @pytest.mark.parametrize(

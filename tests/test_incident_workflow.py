@@ -11,21 +11,21 @@ from temporalio.client import WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
-from respawn.attribution import Attribution
-from respawn.audit import AuditEvent
-from respawn.config import Approval, Mode
-from respawn.decision import Decision
-from respawn.evidence import Evidence
-from respawn.interruption import Interruption
-from respawn.incident import (
-    ActionRequest, ActionResult, Assessment, AssessRequest, AttemptStarted, Detection, DetectionKind,
+from respawn.wire.attribution import Attribution
+from respawn.audit.trail import AuditEvent
+from respawn.config.cluster import Approval, Mode
+from respawn.decision.decide import Decision
+from respawn.wire.evidence import Evidence
+from respawn.detection.interruption import Interruption
+from respawn.wire.incident import (
+    Acting, ActionRequest, ActionResult, Assessment, AssessRequest, AttemptStarted, Detection, DetectionKind,
     FollowRequest, Gathered, GatherRequest, IncidentInput, IncidentResult, Override, OverrideAction, Phase,
     Resumed,
 )
-from respawn.ledger import NodeVerdict
+from respawn.decision.ledger import NodeVerdict
 from respawn.runbook import Action
 from respawn.taxonomy import CauseLayer, FailureClass
-from workflows.incident import IncidentWorkflow
+from respawn.workflows.incident import IncidentWorkflow
 
 
 class Fakes:
@@ -101,7 +101,7 @@ RESTART = Decision(action=Action.RESTART_EXCLUDING, exclude=["n2"], newly_exclud
 
 async def run_incident(env, fakes: Fakes, mode: Mode = Mode.ACTION, signals: list[Detection] = (),
                        cascade_wait_s: float = 20.0, approval: Approval | None = None,
-                       operator=None, reconcile_timeout_s: float | None = None) -> IncidentResult:
+                       operator=None, acting: Acting = Acting.RESPAWN) -> IncidentResult:
     queue = f"q-{uuid.uuid4()}"
     detection = Detection(kind=DetectionKind.LOG_LINE, at=datetime.now(UTC), job_id=5, attempt=0, line="Xid 79")
     async with Worker(env.client, task_queue=queue, workflows=[IncidentWorkflow], activities=fakes.activities(),
@@ -110,7 +110,7 @@ async def run_incident(env, fakes: Fakes, mode: Mode = Mode.ACTION, signals: lis
             IncidentWorkflow.run,
             IncidentInput(cluster="c", job_id=5, attempt=0, environment="demo", mode=mode, settle_s=1.0,
                           cascade_wait_s=cascade_wait_s, follow_timeout_s=60, approval=approval,
-                          reconcile_timeout_s=reconcile_timeout_s),
+                          acting=acting),
             id=f"incident-c-5-0-{uuid.uuid4()}", task_queue=queue,
             start_signal="detect", start_signal_args=[detection],
             execution_timeout=timedelta(hours=1))

@@ -4,12 +4,12 @@ detector's watch, over a real audit trail, without Slurm or Temporal (issue 10).
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from activities.assessment import AssessmentActivities
-from respawn.audit import AuditEvent, EventType, incident_event
-from respawn.config import ClusterConfig, Mode
-from respawn.detector import Detector
-from respawn.evidence import Evidence, LogLine
-from respawn.incident import AssessRequest, Gathered, IncidentInput, incident_id
+from respawn.activities.assessment import AssessmentActivities
+from respawn.audit.trail import AuditEvent, EventType, incident_event
+from respawn.config.cluster import ClusterConfig, Mode
+from respawn.detection.detector import Detector
+from respawn.wire.evidence import Evidence, LogLine
+from respawn.wire.incident import AssessRequest, Gathered, IncidentInput, incident_id
 from respawn.scheduler.slurm import JobInfo
 from respawn.services import build_services
 

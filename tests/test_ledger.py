@@ -1,5 +1,5 @@
-from respawn.config import Budgets
-from respawn.ledger import NodeRecord, judge_nodes
+from respawn.config.cluster import Budgets
+from respawn.decision.ledger import NodeRecord, judge_nodes
 
 BUDGETS = Budgets(node_incidents_to_drain=3, systemic_node_share=0.25)
 CLUSTER = [f"n{i}" for i in range(1, 17)]

@@ -19,22 +19,22 @@ import pytest
 from prometheus_client import REGISTRY
 from temporalio.testing import ActivityEnvironment
 
-from activities.audit import AuditActivities
-from activities.follow import FollowActivities
-from activities.scheduler import SchedulerActivities
-from respawn import metrics
-from respawn.audit import AuditTrail, EventType, incident_event
-from respawn.config import ClusterConfig, ConfigError, Listen, load_config
-from respawn.detector import _LASTED, Detector
-from respawn.incident import ActionRequest, FollowRequest
-from respawn.rhythm import Stall
+from respawn.activities.audit import AuditActivities
+from respawn.activities.follow import FollowActivities
+from respawn.activities.scheduler import SchedulerActivities
+from respawn.surfaces import telemetry
+from respawn.audit.trail import AuditTrail, EventType, incident_event
+from respawn.config.cluster import ClusterConfig, ConfigError, Listen, load_config
+from respawn.detection.detector import _LASTED, Detector
+from respawn.wire.incident import ActionRequest, FollowRequest
+from respawn.detection.rhythm import Stall
 from respawn.sandbox import lab as make_lab, prometheus
 from respawn.scheduler.errors import SchedulerUnavailable, TransportError
 from respawn.scheduler.slurm import JobInfo, NodeInfo, Slurm
 from respawn.scheduler.transport import CommandResult
-from respawn.server.app import create_app
+from respawn.surfaces.server.app import create_app
 from respawn.services import build_services
-from respawn.watchdog import REQUEUE_HELD
+from respawn.detection.watchdog import REQUEUE_HELD
 
 ENROLLED = '{"respawn":{"environment":"demo","mode":"action"}}'
 IID = "incident-m1-7-0"
@@ -168,7 +168,7 @@ def test_with_the_advisor_transport_a_controller_s_restart_counts_once(tmp_path)
     latency = value("respawn_action_latency_seconds_count", kind="hang")
     for row in rows * 2:
         if audit.record(row):  # as the activities do: only a new row counts
-            metrics.recorded(row, audit)
+            telemetry.recorded(row, audit)
     assert value("respawn_restarts_total") - restarts == 1
     assert value("respawn_action_latency_seconds_count", kind="hang") - latency == 1
     audit.close()
@@ -189,20 +189,20 @@ class FakeTransport:
 
 async def test_failed_scheduler_calls_are_counted_by_command_and_error_without_ids():
     down = CommandResult(1, "", "scontrol: error: Unable to contact slurm controller (connect failure)\n")
-    slurm = Slurm(metrics.ErrorCountingTransport(FakeTransport(down)))
+    slurm = Slurm(telemetry.ErrorCountingTransport(FakeTransport(down)))
     labels = {"command": "scontrol requeuehold", "error": "SchedulerUnavailable"}
     before = value("respawn_scheduler_errors_total", **labels)
     with pytest.raises(SchedulerUnavailable):
         await slurm.requeue_hold(1234)
     assert value("respawn_scheduler_errors_total", **labels) - before == 1
 
-    gone = Slurm(metrics.ErrorCountingTransport(FakeTransport(TransportError("ssh root@h:22: cannot connect"))))
+    gone = Slurm(telemetry.ErrorCountingTransport(FakeTransport(TransportError("ssh root@h:22: cannot connect"))))
     cancel = value("respawn_scheduler_errors_total", command="scancel", error="TransportError")
     with pytest.raises(TransportError):
         await gone.cancel(1234)  # the job id is no label
     assert value("respawn_scheduler_errors_total", command="scancel", error="TransportError") - cancel == 1
 
-    fine = Slurm(metrics.ErrorCountingTransport(FakeTransport(CommandResult(0, "", ""))))
+    fine = Slurm(telemetry.ErrorCountingTransport(FakeTransport(CommandResult(0, "", ""))))
     await fine.release(1234)
     assert value("respawn_scheduler_errors_total", command="scontrol release", error="SchedulerUnavailable") == 0
 
@@ -271,7 +271,7 @@ async def test_detector_measures_detection_latency_once_per_incident_and_the_tim
 def test_a_hang_is_timed_from_when_the_job_went_silent():
     finding = Stall(silent_s=16.2, threshold_s=15.0, phase="training", last_steps={0: 4, 1: 4}).findings({}, {})[0]
     assert float(_LASTED.search(finding.line).group(1)) == 16.2
-    assert [metrics.kind(k) for k in ("hang", "slowdown", "log_line", "node_down", "kernel", "metrics")] == [
+    assert [telemetry.kind(k) for k in ("hang", "slowdown", "log_line", "node_down", "kernel", "metrics")] == [
         "hang", "straggler", "crash", "crash", "crash", "crash"]
 
 
@@ -284,14 +284,14 @@ def _free_port() -> int:
 def test_metrics_are_served_where_the_config_says_and_a_busy_port_is_not_fatal(tmp_path, caplog):
     services = build_services(_config(tmp_path))
     port = _free_port()
-    metrics.expose(Listen(port=port), services)
+    telemetry.expose(Listen(port=port), services)
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as reply:
         text = reply.read().decode()
     assert "# TYPE respawn_detection_latency_seconds histogram" in text
     assert "# TYPE respawn_incidents_total counter" in text
-    assert isinstance(services.slurm.transport, metrics.ErrorCountingTransport)
+    assert isinstance(services.slurm.transport, telemetry.ErrorCountingTransport)
 
-    metrics.expose(Listen(port=port), build_services(services.config))  # taken: said, and carried on
+    telemetry.expose(Listen(port=port), build_services(services.config))  # taken: said, and carried on
     assert "cannot serve metrics" in caplog.text
     services.audit.close()
 

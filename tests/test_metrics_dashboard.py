@@ -7,15 +7,15 @@ from pathlib import Path
 
 import yaml
 
-from respawn import metrics
+from respawn.surfaces import telemetry
 
 DASHBOARD = Path(__file__).parent.parent / "deploy" / "grafana" / "respawn-dashboard.json"
 _SUFFIXES = {"counter": ["_total"], "histogram": ["_bucket", "_count", "_sum"], "gauge": [""]}
 
 
 def _exposed() -> set[str]:
-    """Every series name respawn/metrics.py makes a process expose."""
-    return {family.name + suffix for collector in metrics.ALL for family in collector.describe()
+    """Every series name respawn/telemetry.py makes a process expose."""
+    return {family.name + suffix for collector in telemetry.ALL for family in collector.describe()
             for suffix in _SUFFIXES[family.type]}
 
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from respawn.audit import EventType
+from respawn.audit.trail import EventType
 from tests.recovery_stack import Cluster, respawn_running, until
-from workload.faults import FaultKind, inject
-from workload.submit import submit
+from respawn.sandbox.workload.faults import FaultKind, inject
+from respawn.sandbox.workload.submit import submit
 
 GATED = '{"respawn":{"environment":"gated","mode":"action"}}'
 RESPAWN = str(Path(sys.executable).parent / "respawn")

@@ -6,11 +6,11 @@ import urllib.request
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from respawn.audit import EventType
-from respawn.config import Listen
+from respawn.audit.trail import EventType
+from respawn.config.cluster import Listen
 from tests.recovery_stack import Cluster, respawn_running, until
-from workload.faults import FaultKind, inject
-from workload.submit import submit
+from respawn.sandbox.workload.faults import FaultKind, inject
+from respawn.sandbox.workload.submit import submit
 
 ACTION = '{"respawn":{"environment":"demo","mode":"action"}}'
 OBSERVE_ONLY_ENV = '{"respawn":{"environment":"prod","mode":"action"}}'

@@ -2,17 +2,17 @@
 
 import pytest
 
-from respawn.audit import EventType
-from respawn.config import Transport
+from respawn.audit.trail import EventType
+from respawn.config.cluster import SchedulerAccess
 from tests.recovery_stack import Cluster, respawn_running
-from workload.faults import FaultKind, inject
-from workload.submit import submit
+from respawn.sandbox.workload.faults import FaultKind, inject
+from respawn.sandbox.workload.submit import submit
 
 
 @pytest.fixture(scope="module")
 def cluster(sandbox):
-    with respawn_running(sandbox, "recovery-ssh", Transport.SSH) as config:
-        assert config.scheduler.transport is Transport.SSH
+    with respawn_running(sandbox, "recovery-ssh", SchedulerAccess.SSH) as config:
+        assert config.scheduler.transport is SchedulerAccess.SSH
         yield Cluster(sandbox, config)
 
 

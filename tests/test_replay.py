@@ -14,7 +14,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
 from tests.workflow_histories import CATALOGUE, workflow_id
-from workflows.incident import IncidentWorkflow
+from respawn.workflows.incident import IncidentWorkflow
 
 HISTORIES = Path(__file__).parent / "data" / "histories"
 RECORDED = sorted(HISTORIES.glob("*.json"))

@@ -5,10 +5,10 @@ import random
 import pytest
 
 from respawn.attribute import attribute
-from respawn.evidence import Evidence, LineSource, LogLine
+from respawn.wire.evidence import Evidence, LineSource, LogLine
 from respawn.matcher import Matcher
-from respawn.progress import ProgressPatterns, ProgressReader
-from respawn.rhythm import (
+from respawn.sources.progress import ProgressPatterns, ProgressReader
+from respawn.detection.rhythm import (
     FindingKind,
     ProgressSettings,
     Rhythm,
@@ -33,7 +33,7 @@ def reader() -> ProgressReader:
 
 
 class Job:
-    """A DDP job printing like workload/train.py, read by a detector polling every 0.5 s."""
+    """A DDP job printing like respawn/sandbox/workload/train.py, read by a detector polling every 0.5 s."""
 
     def __init__(self, reader: ProgressReader, settings: ProgressSettings = SETTINGS, ranks: int = 3) -> None:
         self.reader, self.ranks = reader, ranks

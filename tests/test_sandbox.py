@@ -11,7 +11,7 @@ from typing import TypeVar
 
 import pytest
 
-from respawn.polling import until
+from respawn.sandbox.polling import until
 from respawn.sandbox import Lab, down, kill_node, procs, reset, start_node, status, up
 from respawn.scheduler import JobInfo, LocalTransport, Slurm
 

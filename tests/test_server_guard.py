@@ -1,5 +1,5 @@
 """The server checks the token before anything reads a request body, and bounds bodies
-(respawn/server/guard.py): a real uvicorn server, spoken to over raw sockets so a test
+(respawn/surfaces/server/guard.py): a real uvicorn server, spoken to over raw sockets so a test
 controls how much of a body has been sent when the answer comes."""
 
 import json
@@ -12,8 +12,8 @@ import time
 import pytest
 import uvicorn
 
-from respawn.config import ServerSettings
-from respawn.server.app import create_app
+from respawn.config.cluster import ServerSettings
+from respawn.surfaces.server.app import create_app
 from tests.test_advisor_api import READ, WRITE, FakeIngest, make_config
 
 LIMIT = 64 * 1024  # server.max_body_bytes here: small, so the tests send little
@@ -87,7 +87,7 @@ def bearer(token: str, **more: str) -> dict[str, str]:
 
 def test_a_wrong_token_is_refused_401_before_the_body_is_sent(server, caplog):
     app, port = server
-    caplog.set_level(logging.WARNING, "respawn.server.auth")
+    caplog.set_level(logging.WARNING, "respawn.surfaces.server.auth")
     delivered = len(app.state.ingest.delivered)
     started = time.monotonic()
     # 60 KiB declared (within the bound), 1 KiB sent: the answer comes while the client still owes the rest.
@@ -97,7 +97,7 @@ def test_a_wrong_token_is_refused_401_before_the_body_is_sent(server, caplog):
     assert answer.headers["www-authenticate"] == "Bearer"
     assert time.monotonic() - started < 3
     assert len(app.state.ingest.delivered) == delivered  # the endpoint never ran
-    assert [r.getMessage() for r in caplog.records if r.name == "respawn.server.auth"] == \
+    assert [r.getMessage() for r in caplog.records if r.name == "respawn.surfaces.server.auth"] == \
         ["refused POST /api/v1/detections from 127.0.0.1: unknown token"]
 
 
@@ -164,7 +164,7 @@ def test_the_bound_defaults_to_one_mebibyte_and_is_itself_bounded():
 
 
 async def test_every_route_that_needs_a_token_refuses_before_anything_reads_its_body(server):
-    from respawn.server.guard import _all_routes, _route_scopes
+    from respawn.surfaces.server.guard import _all_routes, _route_scopes
 
     app, _ = server
     guarded = [(route, scopes) for route in _all_routes(app) if (scopes := _route_scopes(route))]

@@ -12,14 +12,14 @@ from collections.abc import Iterator
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from activities.scheduler import _wait_while_completing
-from respawn.audit import EventType
+from respawn.activities.scheduler import _wait_while_completing
+from respawn.audit.trail import EventType
 from respawn.sandbox import chroot, procs
 from respawn.sandbox.chroot import ChrootLab
 from respawn.scheduler.states import JobFlag, JobState, NodeFlag
 from tests.recovery_stack import Cluster, respawn_running, until
-from workload.faults import FaultKind, inject
-from workload.submit import submit
+from respawn.sandbox.workload.faults import FaultKind, inject
+from respawn.sandbox.workload.submit import submit
 
 ACTION = '{"respawn":{"environment":"demo","mode":"action"}}'
 OBSERVE_ONLY_ENV = '{"respawn":{"environment":"prod","mode":"action"}}'

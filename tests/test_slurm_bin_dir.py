@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from respawn.config import ClusterConfig
+from respawn.config.cluster import ClusterConfig
 from respawn.scheduler import LocalTransport, TransportError
 from respawn.services import build_services
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from activities.scheduler import _wait_while_completing
+from respawn.activities.scheduler import _wait_while_completing
 from respawn.scheduler import slurm_json
 from respawn.scheduler.errors import JobNotFound, SchedulerUnavailable, error_from
 from respawn.scheduler.slurm import JobInfo, NodeInfo, Slurm, parse_sinfo_json, parse_squeue_json
@@ -280,7 +280,7 @@ def test_states_from_strings() -> None:
 @pytest.mark.parametrize("version", VERSIONS)
 def test_the_sandbox_settings_raise_no_warning(version: str) -> None:
     from respawn.scheduler.slurm import parse_config
-    from respawn.status import config_warnings
+    from respawn.surfaces.status import config_warnings
 
     settings = parse_config((folder(version) / "scontrol-config.txt").read_text())
     assert settings["SLURM_VERSION"] == situations(version)["slurm"].split()[-1]
@@ -291,7 +291,7 @@ def test_the_sandbox_settings_raise_no_warning(version: str) -> None:
 
 def test_settings_that_would_break_recovery_are_warned_about() -> None:
     from respawn.scheduler.slurm import parse_config
-    from respawn.status import config_warnings
+    from respawn.surfaces.status import config_warnings
 
     settings = parse_config((folder("24.11") / "scontrol-config.txt").read_text())
     bad = settings | {"SLURM_VERSION": "25.05.1", "JobRequeue": "0", "MinJobAge": "10 sec",

@@ -8,12 +8,12 @@ import sys
 import time
 from pathlib import Path
 
-from respawn.config import ClusterConfig
+from respawn.config.cluster import ClusterConfig
 from tests.recovery_stack import respawn_running, until, write_config
 
 
 def _status(config: Path, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "respawn.cli", "status", "--config", str(config), *extra],
+    return subprocess.run([sys.executable, "-m", "respawn.surfaces.cli", "status", "--config", str(config), *extra],
                           capture_output=True, text=True, timeout=60)
 
 
@@ -90,7 +90,7 @@ async def test_status_of_the_sandbox_with_respawn_running(sandbox):
 
 
 async def test_a_slow_step_says_on_stderr_what_it_still_waits_for(capsys):
-    from respawn.cli import _waiting
+    from respawn.surfaces.cli import _waiting
 
     answers = [["temporal", "prometheus"], ["prometheus"], ["prometheus"], []]
     asked = []

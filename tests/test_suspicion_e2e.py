@@ -7,12 +7,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from respawn.audit import EventType
-from respawn.config import Environment, EnvironmentBinding, Mode
+from respawn.audit.trail import EventType
+from respawn.config.cluster import Environment, EnvironmentBinding, Mode
 from tests.recovery_stack import Cluster, respawn_running, until
-from workload.faults import FaultKind, fired_at, inject
-from workload.hostile import NODE, Hostility, submit_hostile
-from workload.submit import submit
+from respawn.sandbox.workload.faults import FaultKind, fired_at, inject
+from respawn.sandbox.workload.hostile import NODE, Hostility, submit_hostile
+from respawn.sandbox.workload.submit import submit
 
 ACTION = '{"respawn":{"environment":"demo","mode":"action"}}'
 NOT_ACTED = {EventType.HELD, EventType.EXCLUDED, EventType.RELEASED, EventType.STOPPED}

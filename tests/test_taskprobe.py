@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from respawn.polling import until
+from respawn.sandbox.polling import until
 from respawn.sandbox import Lab, procs
 from respawn.scheduler import LocalTransport, Slurm
-from respawn.taskprobe import LocalProc, SlurmStep
+from respawn.sources.taskprobe import LocalProc, SlurmStep
 
 
 @pytest.fixture

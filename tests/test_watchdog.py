@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from respawn.audit import AuditEvent, AuditTrail, EventType
-from respawn.config import ClusterConfig
+from respawn.audit.trail import AuditEvent, AuditTrail, EventType
+from respawn.config.cluster import ClusterConfig
 from respawn.scheduler.errors import SchedulerUnavailable
 from respawn.scheduler.slurm import JobInfo
-from respawn.watchdog import REQUEUE_HELD, Watchdog
+from respawn.detection.watchdog import REQUEUE_HELD, Watchdog
 
 CLUSTER = "c1"
 INCIDENT = "incident-c1-7-0"

@@ -12,20 +12,20 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
-from respawn.advice import Desired
-from respawn.attribution import Attribution
-from respawn.config import Mode
-from respawn.decision import Decision
-from respawn.incident import (
-    AttemptStarted, Detection, DetectionKind, FollowRequest, IncidentInput, IncidentResult, Override,
+from respawn.advisor.advice import Desired
+from respawn.wire.attribution import Attribution
+from respawn.config.cluster import Mode
+from respawn.decision.decide import Decision
+from respawn.wire.incident import (
+    Acting, AttemptStarted, Detection, DetectionKind, FollowRequest, IncidentInput, IncidentResult, Override,
     OverrideAction, Phase,
 )
-from respawn.ledger import NodeVerdict
+from respawn.decision.ledger import NodeVerdict
 from respawn.runbook import Action
 from respawn.taxonomy import CauseLayer, FailureClass
 from tests.test_advisor_workflow import AdvisorFakes, run_advised, scheduler_calls
 from tests.test_incident_workflow import RESTART, XID, Fakes, run_incident
-from workflows.incident import IncidentWorkflow
+from respawn.workflows.incident import IncidentWorkflow
 
 SLOW = Attribution(failure_class=FailureClass.SLOWDOWN, cause_layer=CauseLayer.HARDWARE, node_implicated=True,
                    nodes=["n2"], recoverable_by_restart=True, pattern="progress-straggler",
@@ -123,7 +123,7 @@ async def test_operator_signal_stop_from_the_web_ui(env):
 
 async def test_advisor_release_is_advised(env):
     fakes = AdvisorFakes(RESTART)
-    result = await run_incident(env, fakes, reconcile_timeout_s=300, operator=operator(Override(
+    result = await run_incident(env, fakes, acting=Acting.CONTROLLER, operator=operator(Override(
         action=OverrideAction.RELEASE, reason="the owner will see to it", who="erin")))
     assert result.phase is Phase.RELEASED and scheduler_calls(fakes) == []
     assert [(a.desired, a.exclude) for a in fakes.published] == [(Desired.RELEASE, [])]

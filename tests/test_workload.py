@@ -1,4 +1,4 @@
-"""The demo workload: the trainer as local processes posing as Slurm tasks, then on the sandbox sandbox."""
+"""The demo workload: the trainer as local processes posing as Slurm tasks, then on the sandbox."""
 
 import itertools
 import json
@@ -14,11 +14,10 @@ from pathlib import Path
 import pytest
 
 from respawn.sandbox import Lab
-from workload import faults
-from workload.faults import FaultKind
-from workload.submit import checkpoint_dir, output_path, submit
+from respawn.sandbox.workload import faults
+from respawn.sandbox.workload.faults import FaultKind
+from respawn.sandbox.workload.submit import TRAINER, checkpoint_dir, output_path, submit
 
-TRAINER = Path(__file__).resolve().parent.parent / "workload" / "train.py"
 
 STARTED = re.compile(r"^\[rank(?P<rank>\d+)\]: starting rank (?P=rank) world_size (?P<world>\d+) node (?P<node>\S+) ")
 PROGRESS = re.compile(

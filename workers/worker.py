@@ -9,18 +9,18 @@ from datetime import timedelta
 
 from temporalio.worker import Worker
 
-from activities import all_activities
-from respawn import metrics
-from respawn.config import ClusterConfig
+from respawn.activities import all_activities
+from respawn.surfaces import telemetry
+from respawn.config.cluster import ClusterConfig
 from respawn.services import build_services, connect_temporal
-from workers.signals import stop_on_signals
-from workflows.incident import IncidentWorkflow
+from respawn.workers.signals import stop_on_signals
+from respawn.workflows.incident import IncidentWorkflow
 
 
 async def run_worker(config: ClusterConfig, stop: asyncio.Event | None = None) -> None:
     stop = stop or stop_on_signals()
     services = build_services(config)
-    metrics.expose(config.telemetry.worker, services)
+    telemetry.expose(config.telemetry.worker, services)
     client = await connect_temporal(config)
     worker = Worker(
         client,

@@ -13,15 +13,20 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from respawn.advice import Advice, AdviceRef, AdviceRequest, Desired, Outcome
-    from respawn.audit import EventType, incident_event
-    from respawn.config import Mode
-    from respawn.incident import (
+    from respawn.activities.advice import AdviceActivities
+    from respawn.activities.assessment import AssessmentActivities
+    from respawn.activities.audit import AuditActivities
+    from respawn.activities.evidence import EvidenceActivities
+    from respawn.activities.follow import FollowActivities
+    from respawn.activities.scheduler import SchedulerActivities
+    from respawn.advisor.advice import AdviceRef, AdviceRequest, Desired, Outcome
+    from respawn.audit.trail import EventType, incident_event
+    from respawn.config.cluster import Mode
+    from respawn.wire.incident import (
+        Acting,
         ActionRequest,
-        ActionResult,
         Assessment,
         AssessRequest,
-        AttemptStarted,
         Detection,
         DetectionKind,
         FollowRequest,
@@ -32,13 +37,12 @@ with workflow.unsafe.imports_passed_through():
         Override,
         OverrideAction,
         Phase,
-        Resumed,
     )
-    from respawn.decision import Decision
-    from respawn.interruption import Verdict
+    from respawn.decision.decide import Decision
+    from respawn.detection.interruption import Verdict
     from respawn.runbook import Action
     from respawn.taxonomy import FailureClass
-    from workflows.search import CLUSTER, FAILURE_CLASS, JOB_ID, PHASE
+    from respawn.workflows.search import CLUSTER, FAILURE_CLASS, JOB_ID, PHASE
 
 
 # Scheduler calls are retried with backoff for as long as a controller restart
@@ -60,7 +64,7 @@ _TOO_LATE = {Phase.ACTING, Phase.FOLLOWING, Phase.RESUMED, Phase.STOPPED, Phase.
 # Cascades: errors that are usually the echo of another rank or node failing.
 _CASCADES = {FailureClass.COMM_ERROR, FailureClass.COMM_TIMEOUT}
 # Patch: a suspicion waits for the interruption to be confirmed, and a stop on an
-# attempt that still runs is a recommendation (respawn/interruption.py).
+# attempt that still runs is a recommendation (respawn/detection/interruption.py).
 _CONFIRM_INTERRUPTION = "confirm-interruption"
 
 
@@ -231,7 +235,7 @@ class IncidentWorkflow:
                 result.acted = False
                 result.reason = f"{decision.reason}; the attempt still runs, so stopping withholds nothing"
                 return await self._close(result, Phase.RECOMMENDED)
-            if inp.reconcile_timeout_s is not None:
+            if inp.acting is Acting.CONTROLLER:
                 outcome = await self._advise(iid, inp, Desired.STOP, decision.exclude, [], decision.reason)
                 if not outcome.converged:
                     result.acted, result.reason = False, f"{decision.reason}; advice not carried out: {outcome.detail}"
@@ -241,7 +245,7 @@ class IncidentWorkflow:
             return await self._close(result, Phase.STOPPED)
 
         self._set_phase(Phase.ACTING)
-        if inp.reconcile_timeout_s is not None:
+        if inp.acting is Acting.CONTROLLER:
             # The cluster's controller holds, excludes, releases (and drains) in our place.
             outcome = await self._advise(iid, inp, Desired.RESTART, decision.exclude, drain, decision.reason)
             if not outcome.converged:
@@ -250,23 +254,23 @@ class IncidentWorkflow:
         else:
             request = ActionRequest(incident_id=iid, cluster=inp.cluster, job_id=inp.job_id, attempt=inp.attempt,
                                     exclude=decision.exclude, drain=drain, reason=decision.reason)
-            await workflow.execute_activity("hold_job", request, result_type=ActionResult, **_ACTION)
-            await workflow.execute_activity("exclude_nodes", request, result_type=ActionResult, **_ACTION)
-            await workflow.execute_activity("release_job", request, result_type=ActionResult, **_ACTION)
+            await workflow.execute_activity_method(SchedulerActivities.hold_job, request, **_ACTION)
+            await workflow.execute_activity_method(SchedulerActivities.exclude_nodes, request, **_ACTION)
+            await workflow.execute_activity_method(SchedulerActivities.release_job, request, **_ACTION)
             if drain:
                 # After the release, so the job is not kept waiting for it.
-                await workflow.execute_activity("drain_nodes", request, result_type=ActionResult, **_ACTION)
+                await workflow.execute_activity_method(SchedulerActivities.drain_nodes, request, **_ACTION)
 
         self._set_phase(Phase.FOLLOWING)
         follow = FollowRequest(incident_id=iid, cluster=inp.cluster, job_id=inp.job_id, attempt=inp.attempt,
                                log_offset=gathered.log_end, timeout_s=inp.follow_timeout_s)
         long_poll = dict(start_to_close_timeout=timedelta(seconds=inp.follow_timeout_s + 30),
                          heartbeat_timeout=timedelta(seconds=5), retry_policy=_SCHEDULER_RETRY)
-        result.next_attempt = await workflow.execute_activity(
-            "await_next_attempt", follow, result_type=AttemptStarted | None, **long_poll)
+        result.next_attempt = await workflow.execute_activity_method(
+            FollowActivities.await_next_attempt, follow, **long_poll)
         if result.next_attempt is not None:
-            result.resumed = await workflow.execute_activity(
-                "await_progress", follow, result_type=Resumed | None, **long_poll)
+            result.resumed = await workflow.execute_activity_method(
+                FollowActivities.await_progress, follow, **long_poll)
         return await self._close(result, Phase.RESUMED if result.resumed else Phase.CLOSED)
 
     async def _await_confirmation(self, iid: str, inp: IncidentInput, gathered: Gathered,
@@ -321,41 +325,37 @@ class IncidentWorkflow:
                 reason=f"no answer within {inp.approval.timeout_s:.0f} s: the environment's default")
 
     async def _release_unchanged(self, iid: str, inp: IncidentInput, reason: str) -> None:
-        if inp.reconcile_timeout_s is not None:
+        if inp.acting is Acting.CONTROLLER:
             await self._advise(iid, inp, Desired.RELEASE, [], [], reason)  # its outcome is on record
             return
         request = ActionRequest(incident_id=iid, cluster=inp.cluster, job_id=inp.job_id, attempt=inp.attempt,
                                 reason=reason)
-        await workflow.execute_activity("release_job", request, result_type=ActionResult, **_ACTION)
+        await workflow.execute_activity_method(SchedulerActivities.release_job, request, **_ACTION)
 
     async def _advise(self, iid: str, inp: IncidentInput, desired: Desired, exclude: list[str], drain: list[str],
                       reason: str) -> Outcome:
         """advisor transport: publish what is to be done and wait for the cluster's controller to do it."""
-        assert inp.reconcile_timeout_s is not None
-        advice = await workflow.execute_activity(
-            "publish_advice", AdviceRequest(incident_id=iid, cluster=inp.cluster, job_id=inp.job_id,
-                                            attempt=inp.attempt, desired=desired, exclude=exclude, drain=drain,
-                                            reason=reason),
-            result_type=Advice, **_QUICK)
+        advice = await workflow.execute_activity_method(
+            AdviceActivities.publish_advice,
+            AdviceRequest(incident_id=iid, cluster=inp.cluster, job_id=inp.job_id, attempt=inp.attempt,
+                          desired=desired, exclude=exclude, drain=drain, reason=reason), **_QUICK)
         ref = AdviceRef(incident_id=iid, cluster=inp.cluster, job_id=inp.job_id, attempt=inp.attempt,
                         generation=advice.generation, timeout_s=inp.reconcile_timeout_s)
-        return await workflow.execute_activity(
-            "await_reconciliation", ref, result_type=Outcome,
-            start_to_close_timeout=timedelta(seconds=inp.reconcile_timeout_s + 30),
-            heartbeat_timeout=timedelta(seconds=5), retry_policy=_SCHEDULER_RETRY)
+        return await workflow.execute_activity_method(
+            AdviceActivities.await_reconciliation, ref,
+            start_to_close_timeout=timedelta(seconds=inp.reconcile_timeout_s + 30), heartbeat_timeout=timedelta(seconds=5), retry_policy=_SCHEDULER_RETRY)
 
     async def _assess(self, iid: str, inp: IncidentInput) -> tuple[Gathered, Assessment]:
-        gathered = await workflow.execute_activity(
-            "gather_evidence",
+        gathered = await workflow.execute_activity_method(
+            EvidenceActivities.gather_evidence,
             GatherRequest(incident_id=iid, job_id=inp.job_id, attempt=inp.attempt,
                           log_offset=min(d.log_offset for d in self._detections),
-                          detections=list(self._detections)),
-            result_type=Gathered, **_QUICK)
+                          detections=list(self._detections)), **_QUICK)
         self._gathered = gathered
-        assessment = await workflow.execute_activity(
-            "assess", AssessRequest(incident=inp, incident_id=iid, gathered=gathered,
-                                    detections=list(self._detections)),
-            result_type=Assessment, **_QUICK)
+        assessment = await workflow.execute_activity_method(
+            AssessmentActivities.assess,
+            AssessRequest(incident=inp, incident_id=iid, gathered=gathered, detections=list(self._detections)),
+            **_QUICK)
         return gathered, assessment
 
     def _node_down_seen(self) -> bool:
@@ -377,7 +377,7 @@ class IncidentWorkflow:
         event = incident_event(event_type, incident_id=workflow.info().workflow_id, cluster=self._input.cluster,
                                job_id=self._input.job_id, attempt=self._input.attempt, at=at or workflow.now(),
                                **fields)
-        await workflow.execute_activity("record_event", event, result_type=bool, **_QUICK)
+        await workflow.execute_activity_method(AuditActivities.record_event, event, **_QUICK)
 
 
 def _operator_decision(override: Override, excluded: list[str]) -> Decision:

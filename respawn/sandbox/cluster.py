@@ -11,7 +11,7 @@ import socket
 from collections.abc import Callable
 from pathlib import Path
 
-from respawn import hostlist
+from respawn.scheduler import hostlist
 from respawn.sandbox import procs
 from respawn.sandbox.lab import Lab
 from respawn.scheduler.errors import SchedulerError

@@ -10,7 +10,7 @@ metric names (`DCGM_FI_DEV_GPU_UTIL`, `DCGM_FI_DEV_SM_CLOCK`,
 text starts with "SIMULATED" and the model name says so too.
 
 Each node has one GPU, at the PCI bus the demo job's Xid lines name. Its values
-are a healthy, busy GPU's unless the fault injector (workload/faults.py) has set
+are a healthy, busy GPU's unless the fault injector (respawn/sandbox/workload/faults.py) has set
 others in the node's state file, `<lab>/gpus/<node>.json`, read at each scrape.
 
 `start`/`stop` run one exporter process per node of the lab (`main(NODE PORT

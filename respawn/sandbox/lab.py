@@ -5,7 +5,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from respawn import hostlist
+from respawn.scheduler import hostlist
 
 DEFAULT_ROOT = Path("/tmp/respawn-lab")
 SLURMCTLD_PORT = 16817

@@ -20,7 +20,7 @@ START_TIMEOUT = 30.0
 STOP_TIMEOUT = 10.0
 SCRAPE_JOB = "dcgm"
 # Respawn's own processes on the sandbox, scraped for their metrics (docs/metrics.md);
-# respawn/labconfig.py gives them these ports. Down while no test or demo runs them.
+# respawn/sandbox/labconfig.py gives them these ports. Down while no test or demo runs them.
 RESPAWN_JOB = "respawn"
 RESPAWN_PORTS = {"detector": 19201, "worker": 19202, "server": 18080}
 

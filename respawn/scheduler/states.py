@@ -38,6 +38,20 @@ class JobState(StrEnum):
     UNKNOWN = "UNKNOWN"  # a name this adapter does not know (a newer Slurm's)
 
 
+# The base states a job ends in, each set named for the question it answers; every
+# other module asks with these, so the answers cannot drift apart.
+# An attempt that ended in one of these was interrupted: it needs recovery.
+ENDED_BADLY = frozenset({JobState.FAILED, JobState.NODE_FAIL, JobState.OUT_OF_MEMORY, JobState.TIMEOUT,
+                         JobState.BOOT_FAIL, JobState.DEADLINE, JobState.PREEMPTED})
+# An attempt that ended in one of these ended as its owner (or an admin) meant.
+ENDED_AS_MEANT = frozenset({JobState.COMPLETED, JobState.CANCELLED})
+# The job has ended: its end_time is its end, not a projection.
+ENDED = ENDED_BADLY | ENDED_AS_MEANT
+# Ends that Slurm itself may undo by requeueing the job (a node failure, a preemption,
+# when the job allows requeue): a job in one of these may still leave it by itself.
+REQUEUED_BY_SLURM = frozenset({JobState.NODE_FAIL, JobState.PREEMPTED})
+
+
 class JobFlag(StrEnum):
     COMPLETING = "COMPLETING"
     CONFIGURING = "CONFIGURING"

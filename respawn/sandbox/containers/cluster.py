@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from respawn import hostlist
+from respawn.scheduler import hostlist
 from respawn.sandbox.cluster import COMMON_SETTINGS
 from respawn.sandbox.sshd import COMMON_SETTINGS as SSHD_SETTINGS
 from respawn.sandbox.containers.engine import Engine

@@ -3,12 +3,8 @@
 from datetime import UTC, datetime
 from typing import Any
 
-from respawn import hostlist
-from respawn.scheduler.states import JobFlag, JobState
-
-# Base states after which a job has ended: its end_time is its end, not a projection.
-ENDED = frozenset({JobState.COMPLETED, JobState.CANCELLED, JobState.FAILED, JobState.TIMEOUT, JobState.NODE_FAIL,
-                   JobState.PREEMPTED, JobState.BOOT_FAIL, JobState.DEADLINE, JobState.OUT_OF_MEMORY})
+from respawn.scheduler import hostlist
+from respawn.scheduler.states import ENDED, JobFlag, JobState
 
 
 def integer(value: Any) -> int | None:

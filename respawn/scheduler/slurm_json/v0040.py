@@ -17,8 +17,8 @@ sharing a state (`-N`: one per node and partition): `node.state` the list,
 
 from typing import Any
 
-from respawn.scheduler.slurm_json.common import ENDED, expand, integer, job_fields, names, text
-from respawn.scheduler.states import job_state, node_state
+from respawn.scheduler.slurm_json.common import expand, integer, job_fields, names, text
+from respawn.scheduler.states import ENDED, job_state, node_state
 
 
 def jobs(data: dict[str, Any]) -> list[dict[str, Any]]:

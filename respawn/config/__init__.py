@@ -1,0 +1,1 @@
+"""The cluster configuration and the one way Respawn reads its YAML."""

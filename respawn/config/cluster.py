@@ -1,0 +1,324 @@
+"""The cluster configuration: one YAML file, validated by pydantic.
+
+A bad file stops start-up with one line that names the file, the field and the
+problem, because this is read by people at 3 a.m.
+"""
+
+import re
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Literal
+from urllib.parse import quote
+
+import yaml
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from respawn.config import yamlfile
+from respawn.attribution.hook import AttributionHook
+from respawn.sources.gpu_metrics import MetricsSettings
+from respawn.detection.rhythm import ProgressSettings
+from respawn.runbook import DEFAULT_DIR as DEFAULT_RUNBOOKS
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be used; the message is one line."""
+
+
+class Mode(StrEnum):
+    OBSERVE = "observe"  # recommend and record, never touch the scheduler
+    ACTION = "action"  # act on the scheduler
+
+    def narrowest(self, other: "Mode") -> "Mode":
+        """The stricter of two modes: a job can narrow what the operator allows, never widen it."""
+        return Mode.OBSERVE if Mode.OBSERVE in (self, other) else Mode.ACTION
+
+
+class SchedulerAccess(StrEnum):
+    """How Respawn reaches the scheduler: `scheduler.transport` in the configuration."""
+
+    LOCAL = "local"
+    SSH = "ssh"
+    # Respawn reads Slurm (local commands) but never changes it: incidents publish
+    # advice and the cluster's controller carries it out (docs/advisor-api.md).
+    ADVISOR = "advisor"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SshSettings(_Strict):
+    host: str
+    port: int = Field(default=22, ge=1, le=65535)
+    username: str = "root"
+    client_key: Path
+    known_hosts: Path  # host keys are pinned: verification is never switched off
+
+
+class SchedulerSettings(_Strict):
+    transport: SchedulerAccess = SchedulerAccess.LOCAL
+    slurm_conf: Path | None = None  # SLURM_CONF for the local transport
+    ssh: SshSettings | None = None
+    # Where squeue/scontrol/sinfo live when they are not on PATH (e.g. /opt/slurm/bin).
+    slurm_bin_dir: Path | None = None
+    command_timeout_s: float = Field(default=20.0, gt=0)
+    # advisor transport: how long an incident waits for a controller to reconcile its advice.
+    reconcile_timeout_s: float = Field(default=300.0, gt=0)
+
+    @model_validator(mode="after")
+    def _ssh_needs_settings(self) -> "SchedulerSettings":
+        if self.transport is SchedulerAccess.SSH and self.ssh is None:
+            raise ValueError("transport 'ssh' needs an 'ssh' section")
+        return self
+
+
+class TemporalSettings(_Strict):
+    address: str = "127.0.0.1:7233"
+    namespace: str = "default"
+    task_queue: str | None = None  # default: respawn-<cluster>
+    # The Temporal Web UI, for links to incidents (the console puts them in pages: http(s) only).
+    ui_url: str = Field(default="http://127.0.0.1:8233", pattern=r"^https?://[^\s]+$")
+
+    def workflow_url(self, workflow_id: str) -> str:
+        """The Temporal Web UI's page of a workflow (an incident)."""
+        return f"{self.ui_url.rstrip('/')}/namespaces/{quote(self.namespace, safe='')}/workflows/" \
+               f"{quote(workflow_id, safe='')}"
+
+
+class Approval(_Strict):
+    # An operator approves or denies each action within this time ...
+    timeout_s: float = Field(default=900.0, gt=0)
+    # ... or this happens when nobody answers.
+    default: Literal["approve", "deny"] = "deny"
+
+
+# A Slurm partition, account or user name as written in the configuration.
+_SLURM_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
+
+
+def _slurm_names(names: list[str]) -> list[str]:
+    if not names:
+        raise ValueError("an empty list admits no job: leave it out not to restrict")
+    for name in names:
+        if not _SLURM_NAME.fullmatch(name):
+            raise ValueError(f"{name[:70]!r} is not a Slurm name (letters, digits, '_', '.', '-'; at most 64)")
+    return names
+
+
+SlurmNames = Annotated[list[str], AfterValidator(_slurm_names)]
+
+
+class EnvironmentBinding(_Strict):
+    """Which jobs may use an environment (its `allow`): the jobs that match every list given.
+
+    A list left out does not restrict; an empty list is an error (it would admit
+    no job: leave it out instead), and so is a binding that gives none. The job's
+    partition, account and user are Slurm's (squeue), not anything the job says
+    about itself. A job submitted to several partitions (`-p a,b`, while pending)
+    matches only when every one of them is allowed. Accounts are compared without
+    case (Slurm keeps them in lower case); without Slurm accounting a job's account
+    is empty and matches no `accounts` list.
+    """
+
+    partitions: SlurmNames | None = None
+    accounts: SlurmNames | None = None
+    users: SlurmNames | None = None
+
+    @model_validator(mode="after")
+    def _restricts(self) -> "EnvironmentBinding":
+        if self.partitions is None and self.accounts is None and self.users is None:
+            raise ValueError("allow gives none of partitions, accounts, users: leave it out to admit every job")
+        return self
+
+    def refusal(self, partition: str, account: str, user: str) -> str | None:
+        """Why a job with these Slurm attributes is not admitted; None when it is."""
+        if self.partitions is not None:
+            asked = [p for p in partition.split(",") if p]
+            if not asked or any(p not in self.partitions for p in asked):
+                return f"bound to partitions {', '.join(self.partitions)}; job is in {_shown(partition)}"
+        if self.accounts is not None and account.lower() not in {a.lower() for a in self.accounts}:
+            return f"bound to accounts {', '.join(self.accounts)}; job's account is {_shown(account)}"
+        if self.users is not None and user not in self.users:
+            return f"bound to users {', '.join(self.users)}; job's user is {_shown(user)}"
+        return None
+
+
+def _shown(value: str) -> str:
+    """A Slurm name for a note: one short line, '(none)' when empty."""
+    text = " ".join(value.split())[:80]
+    return text or "(none)"
+
+
+class Environment(_Strict):
+    """What the jobs that name this environment in their comment get at most.
+
+    Without `allow` any job may name it. With `allow` (EnvironmentBinding) a job
+    must match every list given (partitions, accounts, users); a job that names
+    it without matching is enrolled in observe mode at most, the refusal on record.
+    """
+
+    # The most this environment allows. New environments watch before they act.
+    max_mode: Mode = Mode.OBSERVE
+    # In action mode, wait for an operator's approval before acting.
+    approval: Approval | None = None
+    # The jobs that may use it: None admits every job.
+    allow: EnvironmentBinding | None = None
+
+
+class LogSettings(_Strict):
+    # Where a job's output file lies; {job_id} is filled in. Operators set this
+    # rather than trusting a path a job reports about itself.
+    job_output: str
+    # A node's kernel log (trusted node-level evidence); {node} is filled in.
+    kernel_log: str | None = None
+    # How much of an attempt's output evidence gathering reads back.
+    evidence_lines: int = Field(default=400, ge=10, le=100_000)
+
+
+class Budgets(_Strict):
+    max_restarts: int = Field(default=3, ge=0)  # per job, unless a runbook says otherwise
+    # Stop when this many attempts in a row saved no new checkpoint.
+    no_checkpoint_attempts: int = Field(default=2, ge=1)
+    # A node implicated in this many incidents (any jobs) within the window is
+    # recommended for drain; drained in action mode only with node-level evidence.
+    node_incidents_to_drain: int = Field(default=3, ge=1)
+    node_window_s: float = Field(default=24 * 3600.0, gt=0)
+    # Circuit breaker: when more than this share of the cluster's nodes is
+    # implicated within the window, the failure is systemic (a switch, a file
+    # system): stop excluding and draining, keep recommending, raise it loudly.
+    systemic_node_share: float = Field(default=0.25, gt=0, le=1)
+    systemic_window_s: float = Field(default=900.0, gt=0)
+
+
+class Listen(_Strict):
+    host: str = "127.0.0.1"
+    port: int = Field(ge=1, le=65535)
+
+
+class TelemetrySettings(_Strict):
+    # Where each Respawn process serves its own metrics for Prometheus (/metrics,
+    # docs/metrics.md); a process without an address serves none. Not to be
+    # confused with `metrics`, the Prometheus Respawn queries for GPU metrics.
+    detector: Listen | None = None
+    worker: Listen | None = None  # one worker per host, or one config per worker: the port is its own
+
+
+class WatchdogSettings(_Strict):
+    # A job Respawn holds is released unchanged, to normal scheduling, when no
+    # decision released it within this time (worker down, attribution stuck,
+    # scheduler calls failing): recovery fails open.
+    hold_timeout_s: float = Field(default=120.0, gt=0)
+
+
+class DetectorSettings(_Strict):
+    poll_interval_s: float = Field(default=0.5, gt=0, le=60)
+    # Detections of one interruption arrive over a second or so: wait this long
+    # before gathering evidence so they are read as one incident.
+    settle_s: float = Field(default=1.0, ge=0, le=60)
+    # A communication error is often the echo of a node that died: wait this
+    # long for Slurm to notice a dead node before blaming nobody.
+    cascade_wait_s: float = Field(default=20.0, ge=0, le=600)
+    # A failure-like line in an attempt that still runs is a suspicion: the incident
+    # waits this long for the interruption to be confirmed (the attempt ends, stalls,
+    # loses a node) before it closes as not interrupted (respawn/detection/interruption.py).
+    confirm_window_s: float = Field(default=30.0, gt=0, le=3600)
+    # How long the incident follows the next attempt before it closes.
+    follow_timeout_s: float = Field(default=600.0, gt=0)
+    # At most this many log detections are signalled per job attempt.
+    max_signals_per_attempt: int = Field(default=20, ge=1)
+    # Hangs and stragglers, read from the job's progress lines (respawn/detection/rhythm.py).
+    progress: ProgressSettings = Field(default_factory=ProgressSettings)
+
+
+class ApiToken(_Strict):
+    """A bearer token of the Respawn server: who holds it and what it may do."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")  # logged; the token never is
+    # The secret itself, or a file holding it (so the YAML need not); exactly one.
+    token: str | None = Field(default=None, min_length=16, max_length=512)
+    token_file: Path | None = None
+    scopes: list[Literal["read", "write"]] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _one_secret(self) -> "ApiToken":
+        if (self.token is None) == (self.token_file is None):
+            raise ValueError("give exactly one of 'token' and 'token_file'")
+        return self
+
+    def secret(self) -> str:
+        """The token, read from its file when it has one (stripped of the trailing newline)."""
+        if self.token is not None:
+            return self.token
+        try:
+            secret = self.token_file.read_text().strip()
+        except OSError as exc:
+            raise ConfigError(f"server token {self.name}: cannot read {self.token_file}: {exc.strerror}") from None
+        if len(secret) < 16:
+            raise ConfigError(f"server token {self.name}: {self.token_file} holds fewer than 16 characters")
+        return secret
+
+
+class ServerSettings(_Strict):
+    """The Respawn HTTP server (`respawn serve`): the Advisor API and the console."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=1, le=65535)
+    tokens: list[ApiToken] = Field(default_factory=list)
+    # A longer request body gets 413 before it is read (respawn/surfaces/server/guard.py).
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1024, le=64 * 1024 * 1024)
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> "ServerSettings":
+        names = [t.name for t in self.tokens]
+        if len(names) != len(set(names)):
+            raise ValueError("token names must be unique")
+        return self
+
+
+class ClusterConfig(_Strict):
+    cluster: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+    scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
+    temporal: TemporalSettings = Field(default_factory=TemporalSettings)
+    environments: dict[str, Environment]
+    logs: LogSettings
+    budgets: Budgets = Field(default_factory=Budgets)
+    detector: DetectorSettings = Field(default_factory=DetectorSettings)
+    watchdog: WatchdogSettings = Field(default_factory=WatchdogSettings)
+    # GPU metrics (DCGM through Prometheus): Xid detection and corroboration. None: logs only.
+    metrics: MetricsSettings | None = None
+    # Respawn's own metrics, served by its processes (docs/metrics.md).
+    telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
+    audit_db: Path
+    runbooks: Path = DEFAULT_RUNBOOKS
+    attribution_hook: AttributionHook | None = None  # optional second opinion (docs/attribution-hook.md)
+    server: ServerSettings = Field(default_factory=ServerSettings)
+
+    @property
+    def task_queue(self) -> str:
+        return self.temporal.task_queue or f"respawn-{self.cluster}"
+
+    def job_output(self, job_id: int) -> Path:
+        return Path(self.logs.job_output.format(job_id=job_id))
+
+    def kernel_log(self, node: str) -> Path | None:
+        return Path(self.logs.kernel_log.format(node=node)) if self.logs.kernel_log else None
+
+
+def load_config(path: Path) -> ClusterConfig:
+    try:
+        data = yamlfile.load(Path(path).read_text())
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    except yamlfile.DuplicateKeyError as exc:  # last-one-wins would hide the first from its reader
+        raise ConfigError(f"{path}: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level")
+    try:
+        return ClusterConfig.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top)"
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise ConfigError(f"{path}: {where}: {first['msg']}{more}") from None

@@ -1,5 +1,0 @@
-"""The Recovery Console: one page that shows every job, incident and timeline, and takes overrides."""
-
-from respawn.console.api import router
-
-__all__ = ["router"]

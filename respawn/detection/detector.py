@@ -1,0 +1,531 @@
+"""The detector: watches every job of one cluster and turns trouble into incidents.
+
+Once per poll it reads all jobs from Slurm (one `squeue --json`), the node
+states (one `sinfo --json`), and the new output of each enrolled job. A failure
+line, a job that ended badly or a node of the job going down becomes a
+Detection, sent to the incident workflow of that job attempt with
+signal-with-start, so everything about one interruption lands in one incident.
+
+Hangs and stragglers announce nothing: each running job's progress lines feed
+its rhythm (respawn/detection/rhythm.py), whose findings are written as trusted lines for
+the runbooks to read. A new Xid in the nodes' GPU metrics (respawn/sources/gpu_metrics.py)
+is read like a fatal kernel-log line.
+"""
+
+import asyncio
+import hashlib
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+import re2
+from temporalio.client import Client, WorkflowFailureError
+from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError
+
+from respawn.surfaces import telemetry
+from respawn.audit.trail import AuditEvent, EventType
+from respawn.config.cluster import ClusterConfig, Mode, SchedulerAccess
+from respawn.detection.enrolment import Enrolment, NotEnrolled, enrol
+from respawn.wire.evidence import claims_trust
+from respawn.sources.gpu_metrics import GpuMetrics, XidWatch
+from respawn.wire.incident import Acting, Detection, DetectionKind, IncidentInput, IncidentResult, Phase, incident_id
+from respawn.sources.joblog import UnsafeOutput, kernel_message, logged_at, read_lines
+from respawn.runbook import Onset
+from respawn.detection.rhythm import Finding, Rhythm, SignalKind, placement, read_signals
+from respawn.scheduler.errors import SchedulerError
+from respawn.scheduler.slurm import JobInfo, NodeInfo
+from respawn.scheduler.states import ENDED, ENDED_AS_MEANT, ENDED_BADLY
+from respawn.services import Services
+from respawn.sources.taskprobe import stopped_tasks
+from respawn.detection.watchdog import Watchdog
+from respawn.workflows.search import CLUSTER, JOB_ID
+
+log = logging.getLogger("respawn.detection.detector")
+
+# The watchdog checks holds this often, with the poll's listing when it is fresh,
+# else with its own: a poll that stalls must not keep a hold from being released.
+_WATCHDOG_INTERVAL_S = 1.0
+
+
+_AS_ROOT = os.geteuid() == 0
+# A job that ended longer than this before the detector started is history.
+_HISTORY = timedelta(seconds=60)
+# How long a hang or a slowdown had lasted when the rhythm reported it ("... for 16.2 s").
+_LASTED = re2.compile(r" for (\d{1,9}(?:\.\d{1,9})?) s\b")  # RE2, bounded: at most 31 years
+
+
+@dataclass(frozen=True)
+class _Fault:
+    """The failure a job is being recovered from, until its next attempt trains again."""
+
+    at: datetime
+    kind: DetectionKind
+    attempt: int
+
+
+@dataclass
+class _Watch:
+    """What the detector remembers about one job."""
+
+    enrolment: Enrolment | NotEnrolled
+    # With the job id, which job this is: Slurm reuses ids. Slurm moves a job's submit
+    # time to the requeue at each requeue, so this is the current attempt's.
+    submitted: datetime | None
+    restarts: int  # Slurm's restart count when last seen: a requeue moves it, a new job does not
+    enrolled_as: str  # what the enrolment was decided from (comment, partition, account, user)
+    attempt: int = -1
+    log_offset: int = 0
+    attempt_offset: int = 0  # where the current attempt's (or its current incident's) evidence begins
+    seq: int = 0  # the attempt's current incident: how many before it found the attempt not interrupted
+    running: int = -1  # the last attempt seen RUNNING
+    requeued: bool = False  # the restart count moved under our eyes
+    sent: set[str] = field(default_factory=set)  # detections already signalled this attempt
+    ended: bool = False  # the current attempt's end is handled
+    rhythm: Rhythm | None = None  # its progress, for hangs and stragglers
+    stopped: dict[int, str] | None = None  # the node-side check's answer for the current stall
+    probe_wanted: bool = False  # the current stall awaits that answer
+    fault: _Fault | None = None  # what the job is recovering from (respawn_recovery_duration_seconds)
+    errors: set[str] = field(default_factory=set)  # kinds of error already recorded for this job
+
+
+class Detector:
+    def __init__(self, services: Services, client: Client) -> None:
+        self._s = services
+        self._client = client
+        self._jobs: dict[int, _Watch] = {}
+        self._kernel_offsets: dict[str, int] = {}
+        self._started = datetime.now(UTC)
+        self._unsent: list[tuple[JobInfo, Enrolment, Detection]] = []  # not delivered yet: Temporal was down
+        self._listing: tuple[float, list[JobInfo]] | None = None  # the last poll's jobs, and when it read them
+        self._watchdog = Watchdog(services.config, services.slurm, services.audit)
+        config = services.config
+        self._stopped = stopped_tasks(config.detector.progress, services.slurm.transport, config.scheduler.slurm_conf)
+        self._xids = XidWatch(GpuMetrics(config.metrics), config.metrics.poll_interval_s) if config.metrics else None
+        # Whatever was written after the last complete poll began is still unread: the lag grows
+        # while polls fail or stall.
+        self._caught_up = time.monotonic()
+        telemetry.DETECTOR_LAG.set_function(lambda: time.monotonic() - self._caught_up)
+
+    @property
+    def watches(self) -> dict[int, _Watch]:
+        return self._jobs
+
+    async def run(self, stop: asyncio.Event) -> None:
+        watchdog = asyncio.create_task(self._watch_holds(stop))
+        try:
+            await self._poll_until(stop)
+        finally:
+            watchdog.cancel()
+
+    async def _poll_until(self, stop: asyncio.Event) -> None:
+        interval = self._s.config.detector.poll_interval_s
+        while not stop.is_set():
+            began = time.monotonic()
+            try:
+                await self.poll_once()
+            except SchedulerError as exc:
+                log.warning("poll failed, will retry: %s", exc)
+            except Exception:  # one bad poll must not stop detection for the cluster
+                log.exception("poll failed")
+            try:
+                await asyncio.wait_for(stop.wait(), timeout=max(0.0, interval - (time.monotonic() - began)))
+            except TimeoutError:
+                pass
+
+    async def _watch_holds(self, stop: asyncio.Event) -> None:
+        """The hold watchdog, on its own timer: it fails open even while a poll is stuck."""
+        while not stop.is_set():
+            try:
+                await self.check_holds()
+            except SchedulerError as exc:
+                log.warning("watchdog could not read Slurm, will retry: %s", exc)
+            except Exception:  # the watchdog must outlive any one failure
+                log.exception("watchdog check failed")
+            try:
+                await asyncio.wait_for(stop.wait(), timeout=_WATCHDOG_INTERVAL_S)
+            except TimeoutError:
+                pass
+
+    async def check_holds(self) -> None:
+        """Release holds past their timeout, reading Slurm only when the poll's listing is stale."""
+        fresh = 2 * self._s.config.detector.poll_interval_s + _WATCHDOG_INTERVAL_S
+        if self._listing is not None and time.monotonic() - self._listing[0] <= fresh:
+            jobs = self._listing[1]
+        else:
+            jobs = await self._s.slurm.jobs()
+        telemetry.WATCHDOG_RELEASES.inc(len(await self._watchdog.check(jobs)))
+
+    async def poll_once(self) -> list[Detection]:
+        began = time.monotonic()
+        await self._resend()
+        jobs, nodes = await asyncio.gather(self._s.slurm.jobs(), self._s.slurm.nodes())
+        self._listing = (time.monotonic(), jobs)
+        unreachable = {n.name for n in nodes if _unreachable(n)}
+        detections: list[Detection] = []
+        kernel_hits = await asyncio.to_thread(self._scan_kernel_logs, nodes)
+        metric_hits = await self._metric_hits()
+        for job in jobs:
+            watch = self._watch(job)
+            if not isinstance(watch.enrolment, Enrolment):
+                continue
+            try:
+                found = await asyncio.to_thread(self._observe, job, watch, unreachable, kernel_hits, metric_hits)
+                if watch.probe_wanted and self._stopped is not None:
+                    watch.probe_wanted = False
+                    watch.stopped = await self._stopped.stopped(job.job_id, job.nodes)
+            except Exception as exc:  # noqa: BLE001 - one job's output must not stop the poll for the others
+                self._job_error(job, watch, exc)
+                continue
+            for detection in found:
+                await self._send(job, watch.enrolment, detection)
+            detections += found
+        live = [self._jobs[j.job_id] for j in jobs if j.state not in ENDED]
+        enrolled = sum(isinstance(w.enrolment, Enrolment) for w in live)
+        telemetry.JOBS_MONITORED.labels(enrolled="true").set(enrolled)
+        telemetry.JOBS_MONITORED.labels(enrolled="false").set(len(live) - enrolled)
+        self._caught_up = began
+        return detections
+
+    def _job_error(self, job: JobInfo, watch: _Watch, exc: Exception) -> None:
+        """A job whose output could not be read or matched this poll: on record once per kind of error."""
+        kind = type(exc).__name__
+        if kind in watch.errors:
+            return
+        watch.errors.add(kind)
+        log.warning("job %s: its output could not be watched this poll (%s: %s)", job.job_id, kind, exc)
+        cluster = self._s.config.cluster
+        self._s.audit.record(AuditEvent(
+            key=f"{cluster}/{job.job_id}/watch_error/{kind}", event_type=EventType.WATCH_ERROR, cluster=cluster,
+            job_id=job.job_id, attempt=job.restart_count, details={"error": kind, "detail": str(exc)[:300]}))
+
+    async def _send(self, job: JobInfo, enrolment: Enrolment, detection: Detection) -> None:
+        """Signal a detection; while Temporal is unreachable, keep it for the next poll."""
+        watch = self._jobs.get(job.job_id)
+        current = watch is not None and watch.attempt == detection.attempt
+        if current and watch is not None and watch.attempt_offset > detection.log_offset:
+            # Made before the attempt moved on to its next incident: read what that one reads.
+            detection = detection.model_copy(update={"log_offset": watch.attempt_offset})
+        try:
+            delivery = await signal_detection(self._client, self._s.config, enrolment, detection,
+                                              seq=watch.seq if current and watch else 0)
+        except RPCError as exc:
+            log.warning("Temporal unreachable, detection kept for the next poll: %s", exc.message)
+            self._unsent.append((job, enrolment, detection))
+            return
+        if delivery is not None and current and watch is not None and delivery.seq > watch.seq:
+            # The attempt outlived its earlier incident's suspicion: its next one is current now.
+            watch.seq, watch.attempt_offset = delivery.seq, max(watch.attempt_offset, delivery.log_offset)
+
+    async def _resend(self) -> None:
+        unsent, self._unsent = self._unsent, []
+        for job, enrolment, detection in unsent:
+            await self._send(job, enrolment, detection)
+
+    def _watch(self, job: JobInfo) -> _Watch:
+        watch = self._jobs.get(job.job_id)
+        basis = _enrolment_basis(job)
+        if watch is not None and (job.submit_time == watch.submitted or job.restart_count > watch.restarts):
+            watch.submitted, watch.restarts = job.submit_time, job.restart_count
+            if watch.enrolled_as != basis:
+                # Its comment (or partition, account, user) changed while it runs: a new enrolment, on record.
+                watch.enrolment, watch.enrolled_as = enrol(job, self._s.config), basis
+                self._record_enrolment(job, watch)
+            return watch
+        # A job new to us, or a new job under an id Slurm reused: it starts clean.
+        watch = _Watch(enrolment=enrol(job, self._s.config), submitted=job.submit_time, restarts=job.restart_count,
+                       enrolled_as=basis)
+        if job.state == "RUNNING" and job.start_time is not None and job.start_time < self._started:
+            # Running before we started: what it printed then is history, not news.
+            watch.log_offset = _size(self._s.config.job_output(job.job_id))
+        ended = job.end_time is not None and job.state in ENDED
+        if ended and job.end_time < self._started - _HISTORY:
+            # It ended well before we started (Slurm lists finished jobs for
+            # MinJobAge): someone else dealt with it; a restart of ours only
+            # catches up on what ended while it was down.
+            watch.attempt = watch.running = job.restart_count
+            watch.ended = True
+        self._jobs[job.job_id] = watch
+        self._record_enrolment(job, watch)
+        return watch
+
+    def _record_enrolment(self, job: JobInfo, watch: _Watch) -> None:
+        """Each enrolment once: keyed by what it was decided from. Seen before its first requeue,
+        the job's own submit time goes on record: it tells this job's history from that of an
+        older job under the same id (activities/assessment.py)."""
+        cluster, enrolment = self._s.config.cluster, watch.enrolment
+        first = job.submit_time.astimezone(UTC).isoformat() if job.submit_time and not job.restart_count else None
+        key = f"{watch.enrolled_as}/{first or ''}"
+        if isinstance(enrolment, NotEnrolled):
+            self._s.audit.record(AuditEvent(
+                key=f"{cluster}/{job.job_id}/not_enrolled/{key}", event_type=EventType.NOT_ENROLLED,
+                cluster=cluster, job_id=job.job_id, details={"reason": enrolment.reason, "submitted": first}))
+        else:
+            self._s.audit.record(AuditEvent(
+                key=f"{cluster}/{job.job_id}/enrolled/{key}", event_type=EventType.ENROLLED,
+                cluster=cluster, job_id=job.job_id, details={
+                    "environment": enrolment.environment, "mode": enrolment.mode.value, "note": enrolment.note,
+                    "refused": enrolment.refused, "submitted": first}))
+
+    def _observe(self, job: JobInfo, watch: _Watch, unreachable: set[str],
+                 kernel_hits: dict[str, tuple[str, str]], metric_hits: dict[str, tuple[str, str]]) -> list[Detection]:
+        """Detections for one job in this poll (blocking file reads: run in a thread)."""
+        if job.restart_count != watch.attempt:
+            watch.requeued = watch.attempt != -1
+            watch.attempt, watch.attempt_offset = job.restart_count, watch.log_offset
+            watch.sent.clear()
+            watch.ended = False
+            watch.seq = 0
+        if job.state == "RUNNING" and watch.running != job.restart_count:
+            watch.running, watch.attempt_offset = job.restart_count, watch.log_offset
+        path = self._s.config.job_output(job.job_id)
+        # Run as root, the detector reads only what the job's own user owns: a job cannot point it elsewhere.
+        owner = job.user_id if _AS_ROOT else None
+        lines, watch.log_offset = read_lines(path, watch.log_offset, owner_uid=owner)
+        if watch.ended:
+            return []
+        # Until the new attempt runs, what is written is the previous attempt's
+        # teardown (Slurm's "CANCELLED ... DUE TO JOB REQUEUE", srun's late
+        # reports) and the allocation still lists the old nodes: none of it is news.
+        started = watch.running == job.restart_count
+        if not started:
+            lines = []
+        now = datetime.now(UTC)
+        found: list[Detection] = []
+
+        def written() -> datetime:
+            """When the job last wrote output: the time of a failure that carries none of its own."""
+            return min(now, _modified(path) or now)
+
+        def detect(key: str, kind: DetectionKind, occurred: datetime, **fields) -> None:
+            """`occurred`: when the failure happened, as well as the signal tells."""
+            limit = self._s.config.detector.max_signals_per_attempt
+            if key in watch.sent or len(watch.sent) >= limit:
+                return
+            slowdown = kind is DetectionKind.SLOWDOWN  # an incident of its own beside the attempt's
+            if not any(k.startswith("slowdown:") == slowdown for k in watch.sent):  # it opens its incident
+                telemetry.DETECTION_LATENCY.labels(kind=telemetry.kind(kind)).observe(telemetry.seconds(occurred, now))
+                if not slowdown:
+                    watch.fault = _Fault(at=occurred, kind=kind, attempt=job.restart_count)
+            watch.sent.add(key)
+            found.append(Detection(kind=kind, at=now, job_id=job.job_id, attempt=job.restart_count,
+                                   submitted=job.submit_time, job_state=job.state, log_offset=watch.attempt_offset, **fields))
+
+        for text in lines:
+            hit = None if claims_trust(text) else self._s.matcher.failure(text)  # a forged finding is no news
+            if hit is None or hit.onset is Onset.REPORTED:
+                # Slurm's report of an end it caused (a cancel, a time limit): its state says the rest.
+                continue
+            host = hit.groups.get("host")
+            if host and job.nodes and host not in job.nodes:
+                # It names a node this attempt does not run on: the previous
+                # attempt's srun reporting late, or text the job made up.
+                continue
+            detect(f"line:{hit.pattern}", DetectionKind.LOG_LINE, logged_at(text) or written(), line=text[:2000],
+                   pattern=hit.pattern)
+        for node in job.nodes if started else []:
+            if node in unreachable:
+                # Slurm's own delay in noticing the node is not visible; the job went quiet when it died.
+                detect(f"node:{node}", DetectionKind.NODE_DOWN, written(), node=node)
+            if node in kernel_hits and job.state == "RUNNING":
+                pattern, text = kernel_hits[node]
+                detect(f"kernel:{node}:{pattern}", DetectionKind.KERNEL, logged_at(text) or now, node=node, line=text,
+                       pattern=pattern)
+            if node in metric_hits and job.state == "RUNNING":
+                pattern, text = metric_hits[node]
+                detect(f"metrics:{node}:{pattern}", DetectionKind.METRICS, now, node=node, line=text,
+                       pattern=pattern)
+        if started and job.state == "RUNNING":
+            for finding in self._progress(job, watch, lines):
+                # What a finding means is the runbooks' to say (runbooks/hang.yaml, slowdown.yaml).
+                hit = self._s.matcher.failure(finding.line)
+                if hit is not None:
+                    lasted = _LASTED.search(finding.line)
+                    began = now - timedelta(seconds=float(lasted.group(1))) if lasted else now
+                    detect(f"{finding.kind.value}:{finding.node}", DetectionKind(finding.kind.value), began,
+                           line=finding.line, node=finding.node, pattern=hit.pattern)
+        # Right after a requeue Slurm can show the new restart count with a
+        # FAILED state left by the old attempt's batch script: only an attempt
+        # seen running (or the first one we see) can end.
+        if job.state in ENDED_BADLY and (started or not watch.requeued):
+            watch.ended = True
+            detect(f"ended:{job.state}", DetectionKind.JOB_ENDED, job.end_time or written(),
+                   line=f"slurm: job {job.job_id} attempt {job.restart_count} ended {job.state}"
+                        f" reason={job.state_reason} exit_code={job.exit_code}")
+        elif job.state in ENDED_AS_MEANT:
+            watch.ended = True
+            event = EventType.JOB_COMPLETED if job.state == "COMPLETED" else EventType.JOB_ENDED
+            self._s.audit.record(AuditEvent(
+                key=f"{self._s.config.cluster}/{job.job_id}/{job.restart_count}/{event.value}", event_type=event,
+                cluster=self._s.config.cluster, job_id=job.job_id, attempt=job.restart_count,
+                details={"state": job.state, "exit_code": job.exit_code}))
+        return found
+
+    def _progress(self, job: JobInfo, watch: _Watch, lines: list[str]) -> list[Finding]:
+        """Feed this poll's lines to the job's rhythm; what it finds wrong, not yet signalled."""
+        rhythm = watch.rhythm = watch.rhythm or Rhythm(self._s.config.detector.progress)
+        if job.tasks:
+            rhythm.max_ranks = job.tasks  # rank tags beyond the job's tasks are made up
+        if rhythm.attempt != job.restart_count:
+            rhythm.new_attempt(job.restart_count)
+        now = time.monotonic()
+        signals = read_signals(self._s.progress, lines)
+        fault = watch.fault
+        if fault is not None and job.restart_count > fault.attempt and any(s.kind is SignalKind.STEP for s in signals):
+            # A later attempt trains again: the job has recovered from the fault.
+            telemetry.RECOVERY_DURATION.labels(kind=telemetry.kind(fault.kind)).observe(
+                telemetry.seconds(fault.at, datetime.now(UTC)))
+            watch.fault = None
+        rhythm.observe(now, signals)
+        where = placement(job.nodes, rhythm.world)
+        findings = rhythm.slowdowns(now, where)  # every poll: it keeps time of how long a rank has been slow
+        stall = rhythm.stall(now)
+        if stall is None:
+            watch.stopped = None  # a later stall is asked about afresh
+        elif not any(key.startswith("hang:") for key in watch.sent):
+            if self._stopped is not None and watch.stopped is None:
+                # Asked once per stall, after this poll (the node-side check reads
+                # every process); the hang is reported with the answer, one poll on.
+                watch.probe_wanted = True
+            else:
+                findings += stall.findings(where, watch.stopped or {})
+        return findings
+
+    async def _metric_hits(self) -> dict[str, tuple[str, str]]:
+        """Nodes whose GPU metrics report a new fault a runbook recognises (a fatal Xid)."""
+        if self._xids is None:
+            return {}
+        hits = {}
+        for change in await self._xids.changes(time.monotonic()):
+            hit = self._s.matcher.failure(change.line)
+            if hit is not None:
+                hits[change.gpu.node] = (hit.pattern, change.line)
+        return hits
+
+    def _scan_kernel_logs(self, nodes: list[NodeInfo]) -> dict[str, tuple[str, str]]:
+        """New fatal lines in each node's kernel log: trusted, node-level evidence."""
+        hits: dict[str, tuple[str, str]] = {}
+        for node in nodes:
+            path = self._s.config.kernel_log(node.name)
+            if path is None:
+                continue
+            if node.name not in self._kernel_offsets:
+                self._kernel_offsets[node.name] = _size(path)  # history is not news
+            try:
+                lines, self._kernel_offsets[node.name] = read_lines(path, self._kernel_offsets[node.name])
+            except UnsafeOutput as exc:  # one node's log must not stop the others' (logged once a poll)
+                log.warning("kernel log of %s not read: %s", node.name, exc.reason)
+                continue
+            for text in lines:
+                if kernel_message(text) is None:
+                    continue  # a userspace program's line in the same file is not the kernel's
+                hit = self._s.matcher.failure(text)
+                if hit is not None:
+                    hits[node.name] = (hit.pattern, text[:2000])
+        return hits
+
+@dataclass(frozen=True)
+class Delivery:
+    """Where a detection went: the attempt's current incident."""
+
+    incident_id: str
+    seq: int  # how many incidents of this attempt found it not interrupted before this one
+    log_offset: int  # where that incident's evidence begins in the job's output
+
+
+async def signal_detection(client: Client, config: ClusterConfig, enrolment: Enrolment, detection: Detection,
+                           seq: int = 0) -> Delivery | None:
+    """Start the attempt's current incident with this detection, or signal it when it runs.
+
+    The one way a detection reaches an incident: the detector's and the Advisor
+    API's (external detectors). An incident that closed finding the attempt not
+    interrupted hands on to the attempt's next one (`seq`, which a caller that
+    remembers it passes to skip the walk); any other closed incident is final:
+    None, the interruption it handled is not handled twice. Raises RPCError
+    while Temporal is unreachable.
+    """
+    for _ in range(config.detector.max_signals_per_attempt + 1):  # each incident took at least one detection
+        iid = incident_id(config.cluster, detection.job_id, detection.attempt, detection.kind, seq,
+                          detection.submitted)
+        if await _start_or_signal(client, config, enrolment, detection, iid):
+            return Delivery(incident_id=iid, seq=seq, log_offset=detection.log_offset)
+        closed = await _closed_as(client, iid)
+        if closed is None or closed.phase is not Phase.NOT_INTERRUPTED or detection.kind is DetectionKind.SLOWDOWN:
+            log.debug("incident %s already closed; %s not signalled", iid, detection.kind.value)
+            return None
+        seq += 1
+        if closed.log_end is not None and closed.log_end > detection.log_offset:
+            # What that incident read was judged; the next one reads what came after.
+            detection = detection.model_copy(update={"log_offset": closed.log_end})
+    return None
+
+
+async def _closed_as(client: Client, iid: str) -> IncidentResult | None:
+    """How a closed incident ended; None when it did not complete (failed, terminated)."""
+    try:
+        return await client.get_workflow_handle(iid, result_type=IncidentResult).result(
+            follow_runs=False, rpc_timeout=timedelta(seconds=10))
+    except WorkflowFailureError:
+        return None
+
+
+async def _start_or_signal(client: Client, config: ClusterConfig, enrolment: Enrolment, detection: Detection,
+                           iid: str) -> bool:
+    """False when the incident `iid` has closed: it is not reopened."""
+    mode = enrolment.mode
+    if detection.kind is DetectionKind.SLOWDOWN and not config.detector.progress.act_on_stragglers:
+        mode = Mode.OBSERVE  # a straggler slows the job without stopping it: recommend only, unless told
+    advisor = config.scheduler.transport is SchedulerAccess.ADVISOR
+    start = IncidentInput(
+        cluster=config.cluster, job_id=detection.job_id, attempt=detection.attempt, submitted=detection.submitted,
+        environment=enrolment.environment, mode=mode,
+        settle_s=config.detector.settle_s, cascade_wait_s=config.detector.cascade_wait_s,
+        follow_timeout_s=config.detector.follow_timeout_s, confirm_window_s=config.detector.confirm_window_s,
+        approval=config.environments[enrolment.environment].approval,
+        acting=Acting.CONTROLLER if advisor else Acting.RESPAWN,
+        reconcile_timeout_s=config.scheduler.reconcile_timeout_s,
+    )
+    try:
+        await client.start_workflow(
+            "Incident", start, id=iid, task_queue=config.task_queue,
+            start_signal="detect", start_signal_args=[detection],
+            # One incident per attempt: a closed incident is not reopened by a
+            # late detection (only a crashed one may be retried).
+            id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+            # Findable by job from the first moment (the Web UI, `respawn override`).
+            search_attributes=TypedSearchAttributes([
+                SearchAttributePair(JOB_ID, str(detection.job_id)), SearchAttributePair(CLUSTER, config.cluster)]),
+        )
+        log.info("detection %s for %s: %s", detection.kind.value, iid, detection.pattern or detection.node or "")
+        return True
+    except WorkflowAlreadyStartedError:
+        return False
+
+
+def _unreachable(node: NodeInfo) -> bool:
+    return node.state.lower().startswith("down") or "not_responding" in {f.lower() for f in node.flags}
+
+
+def _enrolment_basis(job: JobInfo) -> str:
+    """What a job's enrolment is decided from, as a short key."""
+    basis = "\0".join((job.comment, job.partition, job.account, job.user))
+    return hashlib.sha256(basis.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _modified(path) -> datetime | None:
+    """When the job last wrote its output. The file's own time, never a link's target's:
+    the path is the job owner's to make anything of; what it cannot tell is unknown."""
+    try:
+        return datetime.fromtimestamp(os.lstat(path).st_mtime, UTC)
+    except (OSError, ValueError, OverflowError):
+        return None
+
+
+def _size(path) -> int:
+    try:
+        return os.lstat(path).st_size
+    except OSError:
+        return 0

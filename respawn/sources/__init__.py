@@ -1,0 +1,1 @@
+"""Signal sources: job output and kernel logs, GPU metrics, progress lines, the stopped-task probe."""
