@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 from temporalio import activity
 
 from respawn.advisor.advice import TERMINAL, Advice, AdviceRef, AdviceRequest, AdviceStore, Outcome, Status
-from respawn.surfaces import telemetry
 from respawn.audit.trail import EventType, incident_event
 from respawn.services import Services
+from respawn.surfaces import telemetry
 
 _POLL_S = 0.25
 

@@ -4,16 +4,16 @@ from datetime import UTC, datetime, timedelta
 
 from temporalio import activity
 
-from respawn.attribute import attribute
+from respawn.attribution.attribute import attribute
+from respawn.attribution.hook import consult
 from respawn.audit.trail import AuditRow, EventType
 from respawn.decision.decide import JobHistory, JobShape, PastIncident, decide
-from respawn.wire.evidence import Evidence, LineSource
-from respawn.attribution.hook import consult
-from respawn.wire.incident import Assessment, AssessRequest, IncidentInput
-from respawn.detection.interruption import judge
 from respawn.decision.ledger import NodeRecord, judge_nodes
+from respawn.detection.interruption import judge
 from respawn.services import Services
-from respawn.taxonomy import FailureClass
+from respawn.wire.evidence import Evidence, LineSource
+from respawn.wire.incident import Assessment, AssessRequest, IncidentInput
+from respawn.wire.taxonomy import FailureClass
 
 log = logging.getLogger("respawn.assessment")
 # Sources that speak for a node itself, unlike a job's output (anyone's text).

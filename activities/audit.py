@@ -1,8 +1,8 @@
 from temporalio import activity
 
-from respawn.surfaces import telemetry
 from respawn.audit.trail import AuditEvent
 from respawn.services import Services
+from respawn.surfaces import telemetry
 
 
 class AuditActivities:

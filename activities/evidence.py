@@ -6,13 +6,13 @@ from datetime import UTC, datetime
 from temporalio import activity
 
 from respawn.activities.errors import as_activity_error
-from respawn.wire.evidence import Evidence, LineSource, LogLine
-from respawn.sources.gpu_metrics import GpuMetrics, MetricsError, unavailable_line
-from respawn.wire.incident import Detection, DetectionKind, Gathered, GatherRequest
-from respawn.sources.joblog import UnsafeOutput, kernel_message, logged_at, rank_of, read_lines, tail_lines
 from respawn.scheduler.errors import SchedulerError
 from respawn.scheduler.slurm import JobInfo
 from respawn.services import Services
+from respawn.sources.gpu_metrics import GpuMetrics, MetricsError, unavailable_line
+from respawn.sources.joblog import UnsafeOutput, kernel_message, logged_at, rank_of, read_lines, tail_lines
+from respawn.wire.evidence import Evidence, LineSource, LogLine
+from respawn.wire.incident import Detection, DetectionKind, Gathered, GatherRequest
 
 log = logging.getLogger("respawn.wire.evidence")
 _KERNEL_TAIL_LINES = 200

@@ -7,12 +7,12 @@ from datetime import UTC, datetime
 
 from temporalio import activity
 
-from respawn.surfaces import telemetry
 from respawn.audit.trail import EventType, incident_event
-from respawn.wire.incident import AttemptStarted, FollowRequest, Resumed
-from respawn.sources.joblog import UnsafeOutput, read_lines
 from respawn.scheduler.errors import SchedulerError
 from respawn.services import Services
+from respawn.sources.joblog import UnsafeOutput, read_lines
+from respawn.surfaces import telemetry
+from respawn.wire.incident import AttemptStarted, FollowRequest, Resumed
 
 _POLL_S = 0.25
 

@@ -7,12 +7,12 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from respawn.activities.errors import as_activity_error
-from respawn.surfaces import telemetry
 from respawn.audit.trail import EventType, incident_event
-from respawn.wire.incident import ActionRequest, ActionResult
 from respawn.scheduler.errors import JobPending, SchedulerError
 from respawn.scheduler.slurm import JobInfo
 from respawn.services import Services
+from respawn.surfaces import telemetry
+from respawn.wire.incident import ActionRequest, ActionResult
 
 _HELD_REASONS = {"jobhelduser", "jobheldadmin"}
 _GONE = {"COMPLETED", "CANCELLED"}

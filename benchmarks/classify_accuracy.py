@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from respawn.classify import run  # noqa: E402
+from respawn.attribution.classify import run  # noqa: E402
 
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus" / "dev.jsonl"
 

@@ -27,9 +27,9 @@ import re2
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from respawn.attribute import classify_text  # noqa: E402
-from respawn.matcher import Matcher  # noqa: E402
-from respawn.runbook import Catalogue  # noqa: E402
+from respawn.attribution.attribute import classify_text  # noqa: E402
+from respawn.attribution.matcher import Matcher  # noqa: E402
+from respawn.attribution.runbook import Catalogue  # noqa: E402
 
 HEALTHY = [
     "iteration {i:>8}/ 1000000 | consumed samples: {s:>12} | elapsed time per iteration (ms): {ms:.1f} | "

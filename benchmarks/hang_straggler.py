@@ -27,13 +27,13 @@ from respawn import sandbox
 from respawn.audit.trail import AuditTrail, EventType
 from respawn.config.cluster import load_config
 from respawn.sandbox.demo import RespawnProcesses
+from respawn.sandbox.lab import Lab
 from respawn.sandbox.labconfig import write_lab_config
 from respawn.sandbox.polling import until
-from respawn.sandbox.lab import Lab
-from respawn.scheduler.slurm import Slurm
-from respawn.scheduler.transport import LocalTransport
 from respawn.sandbox.workload.faults import FaultKind, fired_at, heal_gpu, inject
 from respawn.sandbox.workload.submit import output_path, submit
+from respawn.scheduler.slurm import Slurm
+from respawn.scheduler.transport import LocalTransport
 
 OBSERVE = '{"respawn":{"environment":"demo","mode":"observe"}}'
 STEP_LINE = " step_time "

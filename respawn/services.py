@@ -6,13 +6,13 @@ from dataclasses import dataclass
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 
+from respawn.attribution.matcher import Matcher
+from respawn.attribution.runbook import Catalogue
 from respawn.audit.trail import AuditTrail
 from respawn.config.cluster import ClusterConfig, SchedulerAccess
-from respawn.matcher import Matcher
-from respawn.sources.progress import ProgressPatterns, ProgressReader
-from respawn.runbook import Catalogue
 from respawn.scheduler.slurm import Slurm
 from respawn.scheduler.transport import LocalTransport, SshTransport
+from respawn.sources.progress import ProgressPatterns, ProgressReader
 
 
 @dataclass

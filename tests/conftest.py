@@ -14,9 +14,10 @@ from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
-from respawn.matcher import Matcher
-from respawn.runbook import Catalogue
-from respawn.sandbox import Lab, down, lab as make_lab, reset, status, up
+from respawn.attribution.matcher import Matcher
+from respawn.attribution.runbook import Catalogue
+from respawn.sandbox import Lab, down, reset, status, up
+from respawn.sandbox import lab as make_lab
 from respawn.workflows.search import CLUSTER, FAILURE_CLASS, JOB_ID, PHASE
 
 

@@ -12,12 +12,12 @@ import yaml
 from respawn.audit.trail import AuditRow, AuditTrail, EventType
 from respawn.config.cluster import ClusterConfig, Environment, SchedulerAccess, load_config
 from respawn.sandbox.demo import RespawnProcesses
-from respawn.wire.incident import incident_id
+from respawn.sandbox.lab import Lab
 from respawn.sandbox.labconfig import lab_config
 from respawn.sandbox.polling import until
-from respawn.sandbox.lab import Lab
 from respawn.scheduler.slurm import JobInfo, Slurm
 from respawn.scheduler.transport import LocalTransport
+from respawn.wire.incident import incident_id
 
 
 @contextmanager

@@ -12,9 +12,9 @@ import pytest
 from respawn.audit.trail import EventType
 from respawn.config.cluster import SchedulerAccess
 from respawn.sandbox.labconfig import READ_TOKEN, SERVER_PORT, WRITE_TOKEN
-from tests.recovery_stack import Cluster, respawn_running, until
 from respawn.sandbox.workload.faults import FaultKind, inject
 from respawn.sandbox.workload.submit import submit
+from tests.recovery_stack import Cluster, respawn_running, until
 
 ACTION = '{"respawn":{"environment":"demo","mode":"action"}}'
 SERVER = f"http://127.0.0.1:{SERVER_PORT}"

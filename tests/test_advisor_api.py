@@ -15,7 +15,10 @@ import uvicorn
 from hypothesis import HealthCheck, settings
 from pydantic import ValidationError
 from schemathesis.checks import (
-    content_type_conformance, not_a_server_error, response_schema_conformance, status_code_conformance,
+    content_type_conformance,
+    not_a_server_error,
+    response_schema_conformance,
+    status_code_conformance,
 )
 
 from respawn.advisor.advice import AdviceRequest, AdviceStore, Desired

@@ -11,12 +11,12 @@ from temporalio.testing import ActivityEnvironment
 
 from respawn.activities.advice import AdviceActivities
 from respawn.advisor.advice import AdviceRef, AdviceRequest, AdviceStore, Desired, Status
-from respawn.audit.trail import EventType
 from respawn.advisor.controller import Controller
+from respawn.audit.trail import EventType
 from respawn.scheduler.errors import JobNotFound
 from respawn.scheduler.slurm import JobInfo, NodeInfo
-from respawn.surfaces.server.app import create_app
 from respawn.services import build_services
+from respawn.surfaces.server.app import create_app
 from tests.test_advisor_api import WRITE, make_config
 
 

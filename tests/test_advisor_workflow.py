@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 from temporalio import activity
 
 from respawn.advisor.advice import Advice, AdviceRef, AdviceRequest, Desired, Outcome
+from respawn.attribution.runbook import Action
 from respawn.config.cluster import Mode
 from respawn.decision.decide import Decision
 from respawn.wire.incident import Acting, IncidentResult, Phase
-from respawn.runbook import Action
 from tests.test_incident_workflow import RESTART, XID, Fakes, run_incident
 
 

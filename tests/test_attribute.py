@@ -1,8 +1,8 @@
 import pytest
 
-from respawn.attribute import attribute, classify_text
+from respawn.attribution.attribute import attribute, classify_text
 from respawn.wire.evidence import Evidence, LineSource, LogLine
-from respawn.taxonomy import CauseLayer, FailureClass
+from respawn.wire.taxonomy import CauseLayer, FailureClass
 
 XID_79 = "NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=python, GPU has fallen off the bus."
 TIMEOUT = ("[rank{r}]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog caught collective "

@@ -3,9 +3,9 @@
 import pytest
 
 from respawn.audit.trail import EventType
-from tests.recovery_stack import Cluster, respawn_running, until
 from respawn.sandbox.workload.faults import FaultKind, inject
 from respawn.sandbox.workload.submit import submit
+from tests.recovery_stack import Cluster, respawn_running, until
 
 ACTION = '{"respawn":{"environment":"demo","mode":"action"}}'
 

@@ -10,10 +10,10 @@ numbers and paths. The runbooks name the source of each pattern.
 
 import pytest
 
-from respawn.attribute import classify_text
-from respawn.matcher import Matcher
-from respawn.runbook import Catalogue, Onset
-from respawn.taxonomy import CauseLayer, FailureClass
+from respawn.attribution.attribute import classify_text
+from respawn.attribution.matcher import Matcher
+from respawn.attribution.runbook import Catalogue, Onset
+from respawn.wire.taxonomy import CauseLayer, FailureClass
 
 C = FailureClass
 L = CauseLayer

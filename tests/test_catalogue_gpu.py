@@ -10,8 +10,8 @@ Hosts, bus ids, pids and numbers are made up.
 
 import pytest
 
-from respawn.matcher import Matcher
-from respawn.taxonomy import CauseLayer, FailureClass
+from respawn.attribution.matcher import Matcher
+from respawn.wire.taxonomy import CauseLayer, FailureClass
 
 GPU_HW, GPU_FAULT, LINK, OOM, SLOW = (FailureClass.GPU_HARDWARE, FailureClass.GPU_FAULT, FailureClass.INTERCONNECT,
                                       FailureClass.GPU_OOM, FailureClass.SLOWDOWN)

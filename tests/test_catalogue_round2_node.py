@@ -9,11 +9,11 @@ with made-up hosts and numbers.
 
 import pytest
 
-from respawn.attribute import attribute, classify_text
+from respawn.attribution.attribute import attribute, classify_text
+from respawn.attribution.matcher import Matcher
+from respawn.attribution.runbook import Catalogue, NodeRule, Onset
 from respawn.wire.evidence import Evidence, LogLine
-from respawn.matcher import Matcher
-from respawn.runbook import Catalogue, NodeRule, Onset
-from respawn.taxonomy import CauseLayer, FailureClass
+from respawn.wire.taxonomy import CauseLayer, FailureClass
 
 C = FailureClass
 L = CauseLayer

@@ -1,9 +1,8 @@
 import io
 import json
 
-
-from respawn.classify import run
-from respawn.runbook import Catalogue
+from respawn.attribution.classify import run
+from respawn.attribution.runbook import Catalogue
 
 
 def classify(catalogue: Catalogue, *lines: str) -> tuple[int, list[dict]]:

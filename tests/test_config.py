@@ -128,8 +128,8 @@ def test_a_merge_key_may_still_be_overridden():
 
 
 def test_runbooks_and_progress_patterns_refuse_a_duplicate_key(tmp_path):
+    from respawn.attribution.runbook import Catalogue, RunbookError
     from respawn.sources.progress import ProgressPatterns
-    from respawn.runbook import Catalogue, RunbookError
 
     book = (Path(__file__).parent.parent / "runbooks" / "storage.yaml").read_text()
     (tmp_path / "storage.yaml").write_text("priority: 10\n" + book.replace("priority:", "# priority:")

@@ -16,9 +16,9 @@ import pytest
 from playwright.async_api import Page, async_playwright, expect
 
 from respawn.sandbox.labconfig import SERVER_PORT, WRITE_TOKEN
-from tests.recovery_stack import Cluster, respawn_running, until
 from respawn.sandbox.workload.faults import FaultKind, inject
 from respawn.sandbox.workload.submit import submit
+from tests.recovery_stack import Cluster, respawn_running, until
 
 ACTION = '{"respawn":{"environment":"demo","mode":"action"}}'
 SERVER = f"http://127.0.0.1:{SERVER_PORT}"

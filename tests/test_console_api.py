@@ -7,13 +7,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from respawn.surfaces import console
 from respawn.audit.trail import AuditEvent, AuditTrail, EventType, incident_event
 from respawn.config.cluster import ClusterConfig
-from respawn.surfaces.console.view import ConsoleView
-from respawn.surfaces.override import OverrideError
 from respawn.scheduler.errors import SchedulerUnavailable
 from respawn.scheduler.slurm import JobInfo
+from respawn.surfaces import console
+from respawn.surfaces.console.view import ConsoleView
+from respawn.surfaces.override import OverrideError
 from respawn.surfaces.server.app import create_app
 
 READ = "console-test-read-token"

@@ -17,16 +17,16 @@ import pytest
 
 from respawn.audit.trail import EventType
 from respawn.config.cluster import SchedulerAccess
-from respawn.sandbox.labconfig import lab_config
 from respawn.sandbox import containers, procs
 from respawn.sandbox.containers import ContainerLab, cluster, engine
 from respawn.sandbox.containers.engine import EngineError
-from respawn.scheduler.slurm import Slurm
-from respawn.scheduler.errors import TransportError
-from respawn.scheduler.transport import LocalTransport, SshTransport
-from tests.recovery_stack import Cluster, respawn_running, until
+from respawn.sandbox.labconfig import lab_config
 from respawn.sandbox.workload.faults import FaultKind, inject
 from respawn.sandbox.workload.submit import submit
+from respawn.scheduler.errors import TransportError
+from respawn.scheduler.slurm import Slurm
+from respawn.scheduler.transport import LocalTransport, SshTransport
+from tests.recovery_stack import Cluster, respawn_running, until
 
 ACTION = '{"respawn":{"environment":"demo","mode":"action"}}'
 

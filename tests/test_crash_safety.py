@@ -26,13 +26,13 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 
 from respawn.audit.trail import AuditRow, EventType
 from respawn.config.cluster import ClusterConfig
-from respawn.sandbox.labconfig import lab_config
 from respawn.sandbox import start_slurmctld, start_temporal, stop_slurmctld, stop_temporal
 from respawn.sandbox.lab import Lab
-from respawn.services import connect_temporal
-from tests.recovery_stack import Cluster, RespawnProcess, until, write_config
+from respawn.sandbox.labconfig import lab_config
 from respawn.sandbox.workload.faults import FaultKind, inject
 from respawn.sandbox.workload.submit import submit
+from respawn.services import connect_temporal
+from tests.recovery_stack import Cluster, RespawnProcess, until, write_config
 
 CLUSTER = "crash"
 COMMENT = '{"respawn":{"environment":"crash","mode":"action"}}'

@@ -1,10 +1,10 @@
 from respawn.activities.assessment import past_incidents
-from respawn.wire.attribution import Attribution
+from respawn.attribution.runbook import Action, NodeRule, Runbook, Rung
 from respawn.audit.trail import AuditRow, EventType
 from respawn.config.cluster import Budgets
 from respawn.decision.decide import JobHistory, JobShape, PastIncident, decide
-from respawn.runbook import Action, NodeRule, Runbook, Rung
-from respawn.taxonomy import CauseLayer, FailureClass
+from respawn.wire.attribution import Attribution
+from respawn.wire.taxonomy import CauseLayer, FailureClass
 
 HW = Runbook(failure_class=FailureClass.GPU_HARDWARE, cause_layer=CauseLayer.HARDWARE, recoverable_by_restart=True,
              node_rule=NodeRule.RANK, ladder=[Rung(action=Action.RESTART_EXCLUDING, times=3)])

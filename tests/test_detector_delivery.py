@@ -7,9 +7,9 @@ from temporalio.service import RPCError, RPCStatusCode
 from respawn.config.cluster import ClusterConfig, Mode
 from respawn.detection.detector import Detector
 from respawn.detection.enrolment import Enrolment
-from respawn.wire.incident import Detection, DetectionKind
 from respawn.scheduler.slurm import JobInfo
 from respawn.services import build_services
+from respawn.wire.incident import Detection, DetectionKind
 
 
 class FlakyTemporal:

@@ -14,7 +14,10 @@ from types import SimpleNamespace
 import pytest
 
 from respawn.activities.evidence import EvidenceActivities
-from respawn.wire.evidence import LineSource
+from respawn.attribution.matcher import Matcher
+from respawn.attribution.runbook import Catalogue
+from respawn.sandbox import Lab, dcgm, prometheus
+from respawn.sandbox.workload.faults import THROTTLED
 from respawn.sources.gpu_metrics import (
     Gpu,
     GpuMetrics,
@@ -26,10 +29,7 @@ from respawn.sources.gpu_metrics import (
     unavailable_line,
     xid_changes,
 )
-from respawn.matcher import Matcher
-from respawn.runbook import Catalogue
-from respawn.sandbox import Lab, dcgm, prometheus
-from respawn.sandbox.workload.faults import THROTTLED
+from respawn.wire.evidence import LineSource
 
 NODE2, NODE3 = Gpu("node2", "0"), Gpu("node3", "0")
 

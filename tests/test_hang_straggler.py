@@ -18,12 +18,12 @@ import pytest
 
 from respawn.audit.trail import AuditRow, EventType
 from respawn.config.cluster import Environment, Mode, load_config
+from respawn.sandbox import Lab
 from respawn.sandbox.demo import RespawnProcesses
 from respawn.sandbox.labconfig import lab_config
-from respawn.sandbox import Lab
-from tests.recovery_stack import Cluster, until, write_config
 from respawn.sandbox.workload.faults import FaultKind, fired_at, heal_gpu, inject
 from respawn.sandbox.workload.submit import submit
+from tests.recovery_stack import Cluster, until, write_config
 
 ACTION = '{"respawn":{"environment":"progress","mode":"action"}}'
 OBSERVE = '{"respawn":{"environment":"progress","mode":"observe"}}'

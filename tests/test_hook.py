@@ -20,16 +20,16 @@ import pytest
 from pydantic import ValidationError
 
 from respawn.activities.assessment import AssessmentActivities
-from respawn.attribute import attribute
-from respawn.wire.attribution import Attribution, AttributionSource
-from respawn.config.cluster import ConfigError, Mode, load_config
-from respawn.wire.evidence import Evidence, LineSource, LogLine
+from respawn.attribution.attribute import attribute
 from respawn.attribution.hook import AttributionHook, consult
-from respawn.wire.incident import AssessRequest, Gathered, IncidentInput
-from respawn.matcher import Matcher
-from respawn.runbook import Action, Catalogue
+from respawn.attribution.matcher import Matcher
+from respawn.attribution.runbook import Action, Catalogue
+from respawn.config.cluster import ConfigError, Mode, load_config
 from respawn.services import Services, build_services
-from respawn.taxonomy import CauseLayer, FailureClass
+from respawn.wire.attribution import Attribution, AttributionSource
+from respawn.wire.evidence import Evidence, LineSource, LogLine
+from respawn.wire.incident import AssessRequest, Gathered, IncidentInput
+from respawn.wire.taxonomy import CauseLayer, FailureClass
 
 TIMEOUT = ("[rank{r}]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog caught collective "
            "operation timeout: WorkNCCL(SeqNum=88, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600231 "

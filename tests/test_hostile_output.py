@@ -15,13 +15,13 @@ from types import SimpleNamespace
 import pytest
 
 from respawn.activities.evidence import _during
-from respawn.attribute import _untag, classify_text
+from respawn.attribution.attribute import _untag, classify_text
 from respawn.detection.detector import Detector
-from respawn.wire.evidence import claims_trust
-from respawn.sources.joblog import MAX_LINES, UnsafeOutput, kernel_message, logged_at, rank_of, read_lines, tail_lines
-from respawn.sources.progress import ProgressPatterns, ProgressReader, TimePattern
 from respawn.detection.rhythm import DEFAULT_MAX_RANKS, ProgressSettings, Rhythm, Signal, SignalKind, read_signals
 from respawn.scheduler.slurm import NodeInfo
+from respawn.sources.joblog import MAX_LINES, UnsafeOutput, kernel_message, logged_at, rank_of, read_lines, tail_lines
+from respawn.sources.progress import ProgressPatterns, ProgressReader, TimePattern
+from respawn.wire.evidence import claims_trust
 
 WHITESPACE = " \t" * 4096  # 8 KB
 SETTINGS = ProgressSettings(sustain_s=10, recent=6)

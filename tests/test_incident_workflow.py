@@ -11,20 +11,34 @@ from temporalio.client import WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
-from respawn.wire.attribution import Attribution
+from respawn.attribution.runbook import Action
 from respawn.audit.trail import AuditEvent
 from respawn.config.cluster import Approval, Mode
 from respawn.decision.decide import Decision
-from respawn.wire.evidence import Evidence
+from respawn.decision.ledger import NodeVerdict
 from respawn.detection.interruption import Interruption
+from respawn.wire.attribution import Attribution
+from respawn.wire.evidence import Evidence
 from respawn.wire.incident import (
-    Acting, ActionRequest, ActionResult, Assessment, AssessRequest, AttemptStarted, Detection, DetectionKind,
-    FollowRequest, Gathered, GatherRequest, IncidentInput, IncidentResult, Override, OverrideAction, Phase,
+    Acting,
+    ActionRequest,
+    ActionResult,
+    Assessment,
+    AssessRequest,
+    AttemptStarted,
+    Detection,
+    DetectionKind,
+    FollowRequest,
+    Gathered,
+    GatherRequest,
+    IncidentInput,
+    IncidentResult,
+    Override,
+    OverrideAction,
+    Phase,
     Resumed,
 )
-from respawn.decision.ledger import NodeVerdict
-from respawn.runbook import Action
-from respawn.taxonomy import CauseLayer, FailureClass
+from respawn.wire.taxonomy import CauseLayer, FailureClass
 from respawn.workflows.incident import IncidentWorkflow
 
 

@@ -7,15 +7,15 @@ from datetime import UTC, datetime, timedelta
 
 from temporalio.worker import Worker
 
+from respawn.attribution.runbook import Action, Onset
 from respawn.config.cluster import ClusterConfig, Mode
 from respawn.decision.decide import Decision
 from respawn.detection.detector import signal_detection
 from respawn.detection.enrolment import Enrolment
-from respawn.wire.incident import Detection, DetectionKind, IncidentResult, Phase, incident_id
 from respawn.detection.interruption import Interruption, Verdict, judge
-from respawn.runbook import Action, Onset
-from tests.test_incident_workflow import RESTART, XID, Fakes, run_incident
+from respawn.wire.incident import Detection, DetectionKind, IncidentResult, Phase, incident_id
 from respawn.workflows.incident import IncidentWorkflow
+from tests.test_incident_workflow import RESTART, XID, Fakes, run_incident
 
 SUSPECTED = Interruption(verdict=Verdict.SUSPECTED, why="failure-like output while the attempt is RUNNING")
 ENDED = Interruption(verdict=Verdict.CONFIRMED, why="the attempt ended FAILED", ended=True)

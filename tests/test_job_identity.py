@@ -8,10 +8,10 @@ from respawn.activities.assessment import AssessmentActivities
 from respawn.audit.trail import AuditEvent, EventType, incident_event
 from respawn.config.cluster import ClusterConfig, Mode
 from respawn.detection.detector import Detector
-from respawn.wire.evidence import Evidence, LogLine
-from respawn.wire.incident import AssessRequest, Gathered, IncidentInput, incident_id
 from respawn.scheduler.slurm import JobInfo
 from respawn.services import build_services
+from respawn.wire.evidence import Evidence, LogLine
+from respawn.wire.incident import AssessRequest, Gathered, IncidentInput, incident_id
 
 ENROLLED = '{"respawn":{"environment":"demo","mode":"action"}}'
 CLUSTER_NODES = [f"node{i}" for i in range(1, 101)]

@@ -3,10 +3,9 @@ import time
 
 import pytest
 
-from respawn.matcher import Matcher
-from respawn.runbook import Catalogue
-from respawn.taxonomy import FailureClass
-
+from respawn.attribution.matcher import Matcher
+from respawn.attribution.runbook import Catalogue
+from respawn.wire.taxonomy import FailureClass
 
 # (line, the pattern that must decide it). Written for these tests in the shapes
 # the real software prints, with made-up hosts, numbers and paths.

@@ -22,19 +22,20 @@ from temporalio.testing import ActivityEnvironment
 from respawn.activities.audit import AuditActivities
 from respawn.activities.follow import FollowActivities
 from respawn.activities.scheduler import SchedulerActivities
-from respawn.surfaces import telemetry
 from respawn.audit.trail import AuditTrail, EventType, incident_event
 from respawn.config.cluster import ClusterConfig, ConfigError, Listen, load_config
 from respawn.detection.detector import _LASTED, Detector
-from respawn.wire.incident import ActionRequest, FollowRequest
 from respawn.detection.rhythm import Stall
-from respawn.sandbox import lab as make_lab, prometheus
+from respawn.detection.watchdog import REQUEUE_HELD
+from respawn.sandbox import lab as make_lab
+from respawn.sandbox import prometheus
 from respawn.scheduler.errors import SchedulerUnavailable, TransportError
 from respawn.scheduler.slurm import JobInfo, NodeInfo, Slurm
 from respawn.scheduler.transport import CommandResult
-from respawn.surfaces.server.app import create_app
 from respawn.services import build_services
-from respawn.detection.watchdog import REQUEUE_HELD
+from respawn.surfaces import telemetry
+from respawn.surfaces.server.app import create_app
+from respawn.wire.incident import ActionRequest, FollowRequest
 
 ENROLLED = '{"respawn":{"environment":"demo","mode":"action"}}'
 IID = "incident-m1-7-0"

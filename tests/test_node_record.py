@@ -10,9 +10,9 @@ than half of the four nodes within the window).
 import pytest
 
 from respawn.audit.trail import AuditRow, EventType
-from tests.recovery_stack import Cluster, respawn_running, until
 from respawn.sandbox.workload.faults import FaultKind, inject
 from respawn.sandbox.workload.submit import submit
+from tests.recovery_stack import Cluster, respawn_running, until
 
 ACTION = '{"respawn":{"environment":"demo","mode":"action"}}'
 NODES = ["node1", "node2", "node3", "node4"]

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from respawn.audit.trail import EventType
-from tests.recovery_stack import Cluster, respawn_running, until
 from respawn.sandbox.workload.faults import FaultKind, inject
 from respawn.sandbox.workload.submit import submit
+from tests.recovery_stack import Cluster, respawn_running, until
 
 GATED = '{"respawn":{"environment":"gated","mode":"action"}}'
 RESPAWN = str(Path(sys.executable).parent / "respawn")

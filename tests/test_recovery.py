@@ -8,9 +8,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from respawn.audit.trail import EventType
 from respawn.config.cluster import Listen
-from tests.recovery_stack import Cluster, respawn_running, until
 from respawn.sandbox.workload.faults import FaultKind, inject
 from respawn.sandbox.workload.submit import submit
+from tests.recovery_stack import Cluster, respawn_running, until
 
 ACTION = '{"respawn":{"environment":"demo","mode":"action"}}'
 OBSERVE_ONLY_ENV = '{"respawn":{"environment":"prod","mode":"action"}}'

@@ -4,9 +4,9 @@ import pytest
 
 from respawn.audit.trail import EventType
 from respawn.config.cluster import SchedulerAccess
-from tests.recovery_stack import Cluster, respawn_running
 from respawn.sandbox.workload.faults import FaultKind, inject
 from respawn.sandbox.workload.submit import submit
+from tests.recovery_stack import Cluster, respawn_running
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,8 @@ from temporalio.client import WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
-from tests.workflow_histories import CATALOGUE, workflow_id
 from respawn.workflows.incident import IncidentWorkflow
+from tests.workflow_histories import CATALOGUE, workflow_id
 
 HISTORIES = Path(__file__).parent / "data" / "histories"
 RECORDED = sorted(HISTORIES.glob("*.json"))

@@ -4,10 +4,9 @@ import random
 
 import pytest
 
-from respawn.attribute import attribute
-from respawn.wire.evidence import Evidence, LineSource, LogLine
-from respawn.matcher import Matcher
-from respawn.sources.progress import ProgressPatterns, ProgressReader
+from respawn.attribution.attribute import attribute
+from respawn.attribution.matcher import Matcher
+from respawn.attribution.runbook import Catalogue
 from respawn.detection.rhythm import (
     FindingKind,
     ProgressSettings,
@@ -17,8 +16,9 @@ from respawn.detection.rhythm import (
     placement,
     read_signals,
 )
-from respawn.runbook import Catalogue
-from respawn.taxonomy import FailureClass
+from respawn.sources.progress import ProgressPatterns, ProgressReader
+from respawn.wire.evidence import Evidence, LineSource, LogLine
+from respawn.wire.taxonomy import FailureClass
 
 NODES = ["node1", "node2", "node3"]
 WHERE = placement(NODES, 3)

@@ -2,8 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from respawn.runbook import Action, Catalogue, Pattern, Runbook, RunbookError, Rung
-from respawn.taxonomy import CauseLayer, FailureClass
+from respawn.attribution.runbook import Action, Catalogue, Pattern, Runbook, RunbookError, Rung
+from respawn.wire.taxonomy import CauseLayer, FailureClass
 
 GOOD = """\
 failure_class: storage

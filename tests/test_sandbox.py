@@ -11,8 +11,8 @@ from typing import TypeVar
 
 import pytest
 
-from respawn.sandbox.polling import until
 from respawn.sandbox import Lab, down, kill_node, procs, reset, start_node, status, up
+from respawn.sandbox.polling import until
 from respawn.scheduler import JobInfo, LocalTransport, Slurm
 
 T = TypeVar("T")

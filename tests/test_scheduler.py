@@ -8,9 +8,9 @@ from typing import TypeVar
 
 import pytest
 
-from respawn.sandbox.polling import until
 from respawn.sandbox import Lab, procs, start_slurmctld, stop_slurmctld
 from respawn.sandbox.lab import SSH_HOST, SSH_PORT, SSH_USER
+from respawn.sandbox.polling import until
 from respawn.scheduler import (
     CommandResult,
     CommandTimeout,

@@ -16,10 +16,10 @@ from respawn.activities.scheduler import _wait_while_completing
 from respawn.audit.trail import EventType
 from respawn.sandbox import chroot, procs
 from respawn.sandbox.chroot import ChrootLab
-from respawn.scheduler.states import JobFlag, JobState, NodeFlag
-from tests.recovery_stack import Cluster, respawn_running, until
 from respawn.sandbox.workload.faults import FaultKind, inject
 from respawn.sandbox.workload.submit import submit
+from respawn.scheduler.states import JobFlag, JobState, NodeFlag
+from tests.recovery_stack import Cluster, respawn_running, until
 
 ACTION = '{"respawn":{"environment":"demo","mode":"action"}}'
 OBSERVE_ONLY_ENV = '{"respawn":{"environment":"prod","mode":"action"}}'

@@ -9,10 +9,10 @@ import pytest
 
 from respawn.audit.trail import EventType
 from respawn.config.cluster import Environment, EnvironmentBinding, Mode
-from tests.recovery_stack import Cluster, respawn_running, until
 from respawn.sandbox.workload.faults import FaultKind, fired_at, inject
 from respawn.sandbox.workload.hostile import NODE, Hostility, submit_hostile
 from respawn.sandbox.workload.submit import submit
+from tests.recovery_stack import Cluster, respawn_running, until
 
 ACTION = '{"respawn":{"environment":"demo","mode":"action"}}'
 NOT_ACTED = {EventType.HELD, EventType.EXCLUDED, EventType.RELEASED, EventType.STOPPED}

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from respawn.sandbox.polling import until
 from respawn.sandbox import Lab, procs
+from respawn.sandbox.polling import until
 from respawn.scheduler import LocalTransport, Slurm
 from respawn.sources.taskprobe import LocalProc, SlurmStep
 

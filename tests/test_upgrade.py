@@ -21,10 +21,16 @@ from temporalio.worker import Worker
 
 from respawn.config.cluster import Approval, Mode
 from respawn.wire.incident import (
-    Detection, DetectionKind, IncidentInput, IncidentResult, Override, OverrideAction, Phase,
+    Detection,
+    DetectionKind,
+    IncidentInput,
+    IncidentResult,
+    Override,
+    OverrideAction,
+    Phase,
 )
-from tests.test_incident_workflow import RESTART, XID, Fakes, wait_phase
 from respawn.workflows.incident import IncidentWorkflow
+from tests.test_incident_workflow import RESTART, XID, Fakes, wait_phase
 
 ROOT = Path(__file__).resolve().parent.parent
 # The last commit of workflows/incident.py before the patch "confirm-interruption".
@@ -37,6 +43,8 @@ MOVED = {
     "respawn.config": "respawn.config.cluster",
     "respawn.incident": "respawn.wire.incident",
     "respawn.decision": "respawn.decision.decide",
+    "respawn.runbook": "respawn.attribution.runbook",
+    "respawn.taxonomy": "respawn.wire.taxonomy",
     "workflows.search": "respawn.workflows.search",
 }
 

@@ -8,9 +8,9 @@ import pytest
 
 from respawn.audit.trail import AuditEvent, AuditTrail, EventType
 from respawn.config.cluster import ClusterConfig
+from respawn.detection.watchdog import REQUEUE_HELD, Watchdog
 from respawn.scheduler.errors import SchedulerUnavailable
 from respawn.scheduler.slurm import JobInfo
-from respawn.detection.watchdog import REQUEUE_HELD, Watchdog
 
 CLUSTER = "c1"
 INCIDENT = "incident-c1-7-0"

@@ -13,19 +13,27 @@ from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
 from respawn.advisor.advice import Desired
-from respawn.wire.attribution import Attribution
+from respawn.attribution.runbook import Action
 from respawn.config.cluster import Mode
 from respawn.decision.decide import Decision
-from respawn.wire.incident import (
-    Acting, AttemptStarted, Detection, DetectionKind, FollowRequest, IncidentInput, IncidentResult, Override,
-    OverrideAction, Phase,
-)
 from respawn.decision.ledger import NodeVerdict
-from respawn.runbook import Action
-from respawn.taxonomy import CauseLayer, FailureClass
+from respawn.wire.attribution import Attribution
+from respawn.wire.incident import (
+    Acting,
+    AttemptStarted,
+    Detection,
+    DetectionKind,
+    FollowRequest,
+    IncidentInput,
+    IncidentResult,
+    Override,
+    OverrideAction,
+    Phase,
+)
+from respawn.wire.taxonomy import CauseLayer, FailureClass
+from respawn.workflows.incident import IncidentWorkflow
 from tests.test_advisor_workflow import AdvisorFakes, run_advised, scheduler_calls
 from tests.test_incident_workflow import RESTART, XID, Fakes, run_incident
-from respawn.workflows.incident import IncidentWorkflow
 
 SLOW = Attribution(failure_class=FailureClass.SLOWDOWN, cause_layer=CauseLayer.HARDWARE, node_implicated=True,
                    nodes=["n2"], recoverable_by_restart=True, pattern="progress-straggler",

@@ -18,7 +18,6 @@ from respawn.sandbox.workload import faults
 from respawn.sandbox.workload.faults import FaultKind
 from respawn.sandbox.workload.submit import TRAINER, checkpoint_dir, output_path, submit
 
-
 STARTED = re.compile(r"^\[rank(?P<rank>\d+)\]: starting rank (?P=rank) world_size (?P<world>\d+) node (?P<node>\S+) ")
 PROGRESS = re.compile(
     r"^\[rank(?P<rank>\d+)\]: step (?P<step>\d+)/(?P<steps>\d+) loss \d+\.\d{4} "

@@ -2,10 +2,10 @@
 
 import asyncio
 
-from respawn.surfaces import telemetry
 from respawn.config.cluster import ClusterConfig
 from respawn.detection.detector import Detector
 from respawn.services import build_services, connect_temporal
+from respawn.surfaces import telemetry
 from respawn.workers.signals import stop_on_signals
 
 

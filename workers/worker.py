@@ -10,9 +10,9 @@ from datetime import timedelta
 from temporalio.worker import Worker
 
 from respawn.activities import all_activities
-from respawn.surfaces import telemetry
 from respawn.config.cluster import ClusterConfig
 from respawn.services import build_services, connect_temporal
+from respawn.surfaces import telemetry
 from respawn.workers.signals import stop_on_signals
 from respawn.workflows.incident import IncidentWorkflow
 

@@ -20,8 +20,11 @@ with workflow.unsafe.imports_passed_through():
     from respawn.activities.follow import FollowActivities
     from respawn.activities.scheduler import SchedulerActivities
     from respawn.advisor.advice import AdviceRef, AdviceRequest, Desired, Outcome
+    from respawn.attribution.runbook import Action
     from respawn.audit.trail import EventType, incident_event
     from respawn.config.cluster import Mode
+    from respawn.decision.decide import Decision
+    from respawn.detection.interruption import Verdict
     from respawn.wire.incident import (
         Acting,
         ActionRequest,
@@ -38,10 +41,7 @@ with workflow.unsafe.imports_passed_through():
         OverrideAction,
         Phase,
     )
-    from respawn.decision.decide import Decision
-    from respawn.detection.interruption import Verdict
-    from respawn.runbook import Action
-    from respawn.taxonomy import FailureClass
+    from respawn.wire.taxonomy import FailureClass
     from respawn.workflows.search import CLUSTER, FAILURE_CLASS, JOB_ID, PHASE
 
 

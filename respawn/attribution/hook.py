@@ -24,10 +24,10 @@ from typing import Annotated, Any
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl, StringConstraints, ValidationError, model_validator
 
+from respawn.attribution.runbook import Catalogue
 from respawn.wire.attribution import Attribution, AttributionSource
 from respawn.wire.evidence import Evidence
-from respawn.runbook import Catalogue
-from respawn.taxonomy import CauseLayer, FailureClass
+from respawn.wire.taxonomy import CauseLayer, FailureClass
 
 log = logging.getLogger(__name__)
 

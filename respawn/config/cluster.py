@@ -13,11 +13,11 @@ from urllib.parse import quote
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from respawn.config import yamlfile
 from respawn.attribution.hook import AttributionHook
-from respawn.sources.gpu_metrics import MetricsSettings
+from respawn.attribution.runbook import DEFAULT_DIR as DEFAULT_RUNBOOKS
+from respawn.config import yamlfile
 from respawn.detection.rhythm import ProgressSettings
-from respawn.runbook import DEFAULT_DIR as DEFAULT_RUNBOOKS
+from respawn.sources.gpu_metrics import MetricsSettings
 
 
 class ConfigError(ValueError):

@@ -5,10 +5,10 @@ No I/O and no clock here, so every rule is tested without Slurm or Temporal.
 
 from pydantic import BaseModel, Field
 
-from respawn.wire.attribution import Attribution
+from respawn.attribution.runbook import Action, NodeRule, Runbook
 from respawn.config.cluster import Budgets
-from respawn.runbook import Action, NodeRule, Runbook
-from respawn.taxonomy import FailureClass
+from respawn.wire.attribution import Attribution
+from respawn.wire.taxonomy import FailureClass
 
 
 class PastIncident(BaseModel):

@@ -26,22 +26,22 @@ from temporalio.common import SearchAttributePair, TypedSearchAttributes, Workfl
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
-from respawn.surfaces import telemetry
+from respawn.attribution.runbook import Onset
 from respawn.audit.trail import AuditEvent, EventType
 from respawn.config.cluster import ClusterConfig, Mode, SchedulerAccess
 from respawn.detection.enrolment import Enrolment, NotEnrolled, enrol
-from respawn.wire.evidence import claims_trust
-from respawn.sources.gpu_metrics import GpuMetrics, XidWatch
-from respawn.wire.incident import Acting, Detection, DetectionKind, IncidentInput, IncidentResult, Phase, incident_id
-from respawn.sources.joblog import UnsafeOutput, kernel_message, logged_at, read_lines
-from respawn.runbook import Onset
 from respawn.detection.rhythm import Finding, Rhythm, SignalKind, placement, read_signals
+from respawn.detection.watchdog import Watchdog
 from respawn.scheduler.errors import SchedulerError
 from respawn.scheduler.slurm import JobInfo, NodeInfo
 from respawn.scheduler.states import ENDED, ENDED_AS_MEANT, ENDED_BADLY
 from respawn.services import Services
+from respawn.sources.gpu_metrics import GpuMetrics, XidWatch
+from respawn.sources.joblog import UnsafeOutput, kernel_message, logged_at, read_lines
 from respawn.sources.taskprobe import stopped_tasks
-from respawn.detection.watchdog import Watchdog
+from respawn.surfaces import telemetry
+from respawn.wire.evidence import claims_trust
+from respawn.wire.incident import Acting, Detection, DetectionKind, IncidentInput, IncidentResult, Phase, incident_id
 from respawn.workflows.search import CLUSTER, JOB_ID
 
 log = logging.getLogger("respawn.detection.detector")

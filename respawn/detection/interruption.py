@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from respawn.runbook import Onset
+from respawn.attribution.runbook import Onset
 from respawn.scheduler.states import ENDED_AS_MEANT, ENDED_BADLY
 
 if TYPE_CHECKING:

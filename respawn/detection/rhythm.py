@@ -34,9 +34,9 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from respawn.wire.evidence import DETECTOR_PREFIX
 from respawn.sources.joblog import rank_of
 from respawn.sources.progress import ProgressReader
+from respawn.wire.evidence import DETECTOR_PREFIX
 
 # Ranks followed when the job's task count is not known: tags above are ignored.
 DEFAULT_MAX_RANKS = 1024

@@ -11,9 +11,9 @@ import socket
 from collections.abc import Callable
 from pathlib import Path
 
-from respawn.scheduler import hostlist
 from respawn.sandbox import procs
 from respawn.sandbox.lab import Lab
+from respawn.scheduler import hostlist
 from respawn.scheduler.errors import SchedulerError
 from respawn.scheduler.slurm import NodeInfo, parse_sinfo_json
 

@@ -14,18 +14,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from respawn import sandbox
+from respawn.audit.report import describe
 from respawn.audit.trail import AuditTrail, EventType
 from respawn.config.cluster import ClusterConfig, SchedulerAccess, load_config
+from respawn.sandbox.lab import Lab
 from respawn.sandbox.labconfig import SERVER_PORT, WRITE_TOKEN, write_lab_config
 from respawn.sandbox.polling import until
-from respawn.audit.report import describe
-from respawn.sandbox.lab import Lab
-from respawn.scheduler.slurm import Slurm
-from respawn.scheduler.transport import LocalTransport
 from respawn.sandbox.workload.faults import FaultKind, fired_at, inject
 from respawn.sandbox.workload.hostile import NODE as HOSTILE_NODE
 from respawn.sandbox.workload.hostile import Hostility, submit_hostile
 from respawn.sandbox.workload.submit import submit
+from respawn.scheduler.slurm import Slurm
+from respawn.scheduler.transport import LocalTransport
 
 COMMENT = '{"respawn":{"environment":"demo","mode":"action"}}'
 

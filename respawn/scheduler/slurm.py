@@ -24,8 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from respawn.scheduler import hostlist
-from respawn.scheduler import slurm_json
+from respawn.scheduler import hostlist, slurm_json
 from respawn.scheduler.errors import (
     InvalidJobId,
     InvalidNodeName,

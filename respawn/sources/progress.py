@@ -13,8 +13,8 @@ import re2
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from respawn.attribution.runbook import DEFAULT_DIR, RunbookError, quiet_options
 from respawn.config import yamlfile
-from respawn.runbook import DEFAULT_DIR, RunbookError, quiet_options
 
 _LINE = 4096  # characters of a line the patterns see: user text, bound the work per line
 _STEP_DIGITS = 12  # a step number longer than this is not one (and would overflow a float)

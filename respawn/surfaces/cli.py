@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from respawn.config.cluster import ConfigError, load_config, ClusterConfig
-from respawn.runbook import RunbookError
+from respawn.attribution.runbook import RunbookError
+from respawn.config.cluster import ClusterConfig, ConfigError, load_config
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -173,8 +173,8 @@ def _sandbox(args: argparse.Namespace) -> int:
 def _chroot_sandbox(args: argparse.Namespace) -> int:
     """The Slurm 24.11 lab: Debian 13's packages in a chroot (respawn/sandbox/chroot.py)."""
     from respawn.config.cluster import SchedulerAccess
-    from respawn.sandbox.labconfig import write_lab_config
     from respawn.sandbox import chroot
+    from respawn.sandbox.labconfig import write_lab_config
 
     lab = chroot.chroot_lab()
     if args.action == "up":
@@ -200,9 +200,10 @@ def _chroot_sandbox(args: argparse.Namespace) -> int:
 
 def _container_sandbox(args: argparse.Namespace) -> int:
     from respawn.config.cluster import SchedulerAccess
-    from respawn.sandbox.labconfig import write_lab_config
     from respawn.sandbox import containers
-    from respawn.sandbox.containers import engine, lab as ports
+    from respawn.sandbox.containers import engine
+    from respawn.sandbox.containers import lab as ports
+    from respawn.sandbox.labconfig import write_lab_config
 
     lab = containers.container_lab()
     try:
@@ -345,8 +346,8 @@ def _override(args: argparse.Namespace) -> int:
 
     from pydantic import ValidationError
 
-    from respawn.wire.incident import Override
     from respawn.surfaces.override import OverrideError, send_override
+    from respawn.wire.incident import Override
 
     who = args.who or os.environ.get("SUDO_USER") or getpass.getuser()
     try:
@@ -381,8 +382,8 @@ def _leave(rc: int) -> None:
 
 
 def _classify(args: argparse.Namespace) -> int:
-    from respawn.classify import run
-    from respawn.runbook import Catalogue
+    from respawn.attribution.classify import run
+    from respawn.attribution.runbook import Catalogue
 
     catalogue = Catalogue.load(args.runbooks) if args.runbooks else None
     if args.file == "-":

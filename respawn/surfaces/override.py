@@ -4,8 +4,8 @@ from temporalio.client import WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from respawn.config.cluster import ClusterConfig
-from respawn.wire.incident import Override
 from respawn.services import connect_temporal
+from respawn.wire.incident import Override
 
 
 class OverrideError(RuntimeError):

@@ -16,8 +16,8 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 
-from respawn.config.cluster import ClusterConfig, SchedulerAccess
 from respawn.audit.report import summarise
+from respawn.config.cluster import ClusterConfig, SchedulerAccess
 from respawn.services import build_services, connect_temporal
 
 DEFAULT_TIMEOUT_S = 3.0

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING
 from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
 from respawn.audit.trail import AuditEvent, AuditTrail, EventType
-from respawn.wire.incident import Phase
 from respawn.scheduler.errors import SchedulerError, error_from
 from respawn.scheduler.transport import CommandResult, Transport
-from respawn.taxonomy import FailureClass
+from respawn.wire.incident import Phase
+from respawn.wire.taxonomy import FailureClass
 
 if TYPE_CHECKING:
     from respawn.config.cluster import Listen

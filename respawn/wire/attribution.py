@@ -4,7 +4,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field
 
-from respawn.taxonomy import CauseLayer, FailureClass
+from respawn.wire.taxonomy import CauseLayer, FailureClass
 
 
 class AttributionSource(StrEnum):

@@ -21,11 +21,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from respawn.scheduler import hostlist
 from respawn.sandbox.cluster import COMMON_SETTINGS
-from respawn.sandbox.sshd import COMMON_SETTINGS as SSHD_SETTINGS
 from respawn.sandbox.containers.engine import Engine
 from respawn.sandbox.containers.lab import HOST, SLURMCTLD_PORT, SSH_PORT, ContainerLab
+from respawn.sandbox.sshd import COMMON_SETTINGS as SSHD_SETTINGS
+from respawn.scheduler import hostlist
 
 SUBNET = ipaddress.ip_network("10.217.46.0/24")
 HEAD = "head"

@@ -10,9 +10,11 @@ sshd, whose host key is pinned in the lab's known_hosts.
 
 import shutil
 
-from respawn.sandbox import cluster as host_daemons, procs
+from respawn.sandbox import cluster as host_daemons
+from respawn.sandbox import procs
 from respawn.sandbox import temporal as temporal_server  # `up` has a parameter named temporal
-from respawn.sandbox.containers import cluster, engine as engines, images
+from respawn.sandbox.containers import cluster, images
+from respawn.sandbox.containers import engine as engines
 from respawn.sandbox.containers.engine import Engine
 from respawn.sandbox.containers.lab import HOST, SSH_PORT, TEMPORAL_PORT, TEMPORAL_UI_PORT, ContainerLab
 

@@ -14,12 +14,12 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Response, status
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from respawn.surfaces.console.view import ConsoleView, IncidentRow, JobFilter, JobRow, Overview, Page, Timeline
-from respawn.wire.incident import Override, OverrideAction
-from respawn.surfaces.override import OverrideError, send_override
 from respawn.scheduler.slurm import MAX_JOB_ID
-from respawn.surfaces.server.auth import Caller, require_read, require_write
 from respawn.services import build_services
+from respawn.surfaces.console.view import ConsoleView, IncidentRow, JobFilter, JobRow, Overview, Page, Timeline
+from respawn.surfaces.override import OverrideError, send_override
+from respawn.surfaces.server.auth import Caller, require_read, require_write
+from respawn.wire.incident import Override, OverrideAction
 
 log = logging.getLogger("respawn.surfaces.console")
 

@@ -15,9 +15,9 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, Field
 
+from respawn.audit.report import AuditSummary, IncidentSummary, JobSummary, describe
 from respawn.audit.trail import AuditTrail
 from respawn.config.cluster import ClusterConfig
-from respawn.audit.report import AuditSummary, IncidentSummary, JobSummary, describe
 from respawn.scheduler.errors import SchedulerError
 from respawn.scheduler.slurm import JobInfo, Slurm
 

@@ -6,8 +6,8 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from respawn.surfaces import console
 from respawn.config.cluster import ClusterConfig
+from respawn.surfaces import console
 from respawn.surfaces.server import advisor
 from respawn.surfaces.server.auth import Tokens
 from respawn.surfaces.server.guard import RequestGuard

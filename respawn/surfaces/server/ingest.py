@@ -18,15 +18,15 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstrai
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from respawn.surfaces import telemetry
 from respawn.config.cluster import ClusterConfig
 from respawn.detection.detector import signal_detection
 from respawn.detection.enrolment import NotEnrolled, enrol
-from respawn.wire.evidence import claims_trust
-from respawn.wire.incident import Detection, DetectionKind, incident_id
 from respawn.scheduler.errors import JobNotFound, SchedulerError
 from respawn.scheduler.slurm import MAX_JOB_ID
 from respawn.services import Services, build_services, connect_temporal
+from respawn.surfaces import telemetry
+from respawn.wire.evidence import claims_trust
+from respawn.wire.incident import Detection, DetectionKind, incident_id
 
 log = logging.getLogger("respawn.surfaces.server.ingest")
 

@@ -11,9 +11,9 @@ import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from respawn.attribute import classify_text
-from respawn.matcher import Matcher
-from respawn.runbook import Catalogue
+from respawn.attribution.attribute import classify_text
+from respawn.attribution.matcher import Matcher
+from respawn.attribution.runbook import Catalogue
 
 _ERROR_INPUT = 400  # characters of a bad input line echoed back at most, in messages
 

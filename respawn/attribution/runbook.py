@@ -13,10 +13,10 @@ import re2
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from respawn.taxonomy import CauseLayer, FailureClass
 from respawn.config import yamlfile
+from respawn.wire.taxonomy import CauseLayer, FailureClass
 
-DEFAULT_DIR = Path(__file__).resolve().parent.parent / "runbooks"
+DEFAULT_DIR = Path(__file__).resolve().parents[2] / "runbooks"
 
 
 def quiet_options() -> re2.Options:

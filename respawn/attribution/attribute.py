@@ -42,12 +42,12 @@ from dataclasses import dataclass
 
 import re2
 
+from respawn.attribution.matcher import Hit, Matcher
+from respawn.attribution.runbook import Catalogue, NodeRule
+from respawn.sources.joblog import rank_tag
 from respawn.wire.attribution import Attribution
 from respawn.wire.evidence import Evidence, LineSource, claims_trust
-from respawn.sources.joblog import rank_tag
-from respawn.matcher import Hit, Matcher
-from respawn.runbook import Catalogue, NodeRule
-from respawn.taxonomy import CauseLayer, FailureClass
+from respawn.wire.taxonomy import CauseLayer, FailureClass
 
 _FRAME = 'File "'  # a traceback frame header, after indentation
 _LOOK_BACK = 64  # lines searched back for the previous line of the same rank, interleaved with others

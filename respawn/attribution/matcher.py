@@ -18,8 +18,8 @@ from types import MappingProxyType
 
 import re2
 
-from respawn.runbook import Catalogue, NodeRule, Onset, quiet_options
-from respawn.taxonomy import CauseLayer, FailureClass
+from respawn.attribution.runbook import Catalogue, NodeRule, Onset, quiet_options
+from respawn.wire.taxonomy import CauseLayer, FailureClass
 
 # The DFA a set builds over ~100 patterns can outgrow RE2's default 8 MiB on long,
 # varied lines; RE2 then reports "no match" instead of failing loudly. 64 MiB per
