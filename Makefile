@@ -13,24 +13,28 @@ demo: setup
 
 # The full suite, as CI runs it. The container sandbox's module shares nothing with the
 # rest (its own lab, ports and Temporal), so it runs beside it, at a lower priority: the
-# rest has timing-sensitive cases. The Slurm 24.11 chroot lab (tests/test_slurm_2411.py) runs
+# rest has timing-sensitive cases. The Slurm 24.11 chroot lab (tests/integration/test_slurm_2411.py) runs
 # in the main session, one module after another. Every sandbox is stopped whatever happens.
+# Tests by level: tests/unit (pure), tests/workflow (time-skipping Temporal, replay),
+# tests/integration (real Slurm, Temporal, servers), tests/e2e (the whole loop on the
+# sandbox), tests/containers (the container sandbox).
 CONTAINERS_LOG := tests/artifacts/test_containers.log
 test: setup
 	@mkdir -p $(dir $(CONTAINERS_LOG)); status=0; \
-	  nice -n 10 $(VENV)/bin/pytest -q -p no:cacheprovider tests/test_containers.py >$(CONTAINERS_LOG) 2>&1 & \
+	  nice -n 10 $(VENV)/bin/pytest -q -p no:cacheprovider tests/containers >$(CONTAINERS_LOG) 2>&1 & \
 	  containers=$$!; \
-	  $(VENV)/bin/pytest -q -p no:cacheprovider --durations=15 --ignore=tests/test_containers.py || status=$$?; \
+	  $(VENV)/bin/pytest -q -p no:cacheprovider --durations=15 tests/unit tests/workflow tests/integration tests/e2e \
+	    || status=$$?; \
 	  wait $$containers || status=$$?; \
-	  echo "== tests/test_containers.py (run beside the rest, output in $(CONTAINERS_LOG)):"; \
+	  echo "== tests/containers (run beside the rest, output in $(CONTAINERS_LOG)):"; \
 	  cat $(CONTAINERS_LOG); \
 	  $(RESPAWN) sandbox down >/dev/null 2>&1 || true; \
 	  $(RESPAWN) sandbox down --backend containers >/dev/null 2>&1 || true; \
 	  $(RESPAWN) sandbox down --slurm 24.11 >/dev/null 2>&1 || true; exit $$status
 
-# Skips the slowest end-to-end cases (they still run in CI).
+# Unit and workflow tests: no Slurm, no sandbox; under a minute.
 test-fast: setup
-	$(VENV)/bin/pytest -q -m "not slow"
+	$(VENV)/bin/pytest -q -p no:cacheprovider tests/unit tests/workflow
 
 up: setup
 	$(RESPAWN) sandbox up

@@ -12,7 +12,7 @@ own output, as a careless or malicious user could:
 
 Slurm keeps writing to the file it opened; the name the detector reads is what
 the job made of it. A victim job beside them must be recovered as fast as on a
-quiet cluster (tests/test_hostile_neighbours.py, benchmarks/recovery_latency.py).
+quiet cluster (tests/e2e/test_suspicion_e2e.py, benchmarks/recovery_latency.py).
 """
 
 import subprocess

@@ -131,7 +131,7 @@ def test_runbooks_and_progress_patterns_refuse_a_duplicate_key(tmp_path):
     from respawn.attribution.runbook import Catalogue, RunbookError
     from respawn.sources.progress import ProgressPatterns
 
-    book = (Path(__file__).parent.parent / "runbooks" / "storage.yaml").read_text()
+    book = (Path(__file__).parents[2] / "runbooks" / "storage.yaml").read_text()
     (tmp_path / "storage.yaml").write_text("priority: 10\n" + book.replace("priority:", "# priority:")
                                            + "priority: 90\n")
     with pytest.raises(RunbookError, match=r"storage\.yaml: line \d+: duplicate key 'priority'$"):

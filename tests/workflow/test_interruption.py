@@ -15,7 +15,7 @@ from respawn.detection.enrolment import Enrolment
 from respawn.detection.interruption import Interruption, Verdict, judge
 from respawn.wire.incident import Detection, DetectionKind, IncidentResult, Phase, incident_id
 from respawn.workflows.incident import IncidentWorkflow
-from tests.test_incident_workflow import RESTART, XID, Fakes, run_incident
+from tests.workflow.test_incident_workflow import RESTART, XID, Fakes, run_incident
 
 SUSPECTED = Interruption(verdict=Verdict.SUSPECTED, why="failure-like output while the attempt is RUNNING")
 ENDED = Interruption(verdict=Verdict.CONFIRMED, why="the attempt ended FAILED", ended=True)

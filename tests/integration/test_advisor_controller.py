@@ -17,7 +17,7 @@ from respawn.scheduler.errors import JobNotFound
 from respawn.scheduler.slurm import JobInfo, NodeInfo
 from respawn.services import build_services
 from respawn.surfaces.server.app import create_app
-from tests.test_advisor_api import WRITE, make_config
+from tests.integration.test_advisor_api import WRITE, make_config
 
 
 class ScriptedSlurm:

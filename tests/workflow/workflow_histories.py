@@ -1,14 +1,14 @@
-"""Recorder of incident workflow histories, the fixtures that tests/test_replay.py replays.
+"""Recorder of incident workflow histories, the fixtures that tests/workflow/test_replay.py replays.
 
-A pytest plugin, loaded only on purpose (`-p tests.workflow_histories`) with
+A pytest plugin, loaded only on purpose (`-p tests.workflow.workflow_histories`) with
 RESPAWN_RECORD_HISTORIES set to a folder: every workflow a test starts gets a fixed id,
 and when the test is over the history of each one that completed is written to
 FOLDER/<path>.json, named from CATALOGUE below. How and when to re-record:
 tests/data/histories/README.md.
 
-    RESPAWN_RECORD_HISTORIES=/tmp/histories .venv/bin/python -m pytest -q -p tests.workflow_histories \
-        tests/test_incident_workflow.py tests/test_advisor_workflow.py tests/test_workflow_paths.py \
-        tests/test_interruption.py -k "not detector and not crash_after"
+    RESPAWN_RECORD_HISTORIES=/tmp/histories .venv/bin/python -m pytest -q -p tests.workflow.workflow_histories \
+        tests/workflow/test_incident_workflow.py tests/workflow/test_advisor_workflow.py tests/workflow/test_workflow_paths.py \
+        tests/workflow/test_interruption.py -k "not detector and not crash_after"
 """
 
 import os
@@ -19,7 +19,7 @@ from temporalio.client import Client, WorkflowExecutionStatus
 
 # test function -> the path each workflow it runs covers, in the order it starts them
 CATALOGUE: dict[str, list[str]] = {
-    # tests/test_incident_workflow.py
+    # tests/workflow/test_incident_workflow.py
     "test_action_mode_records_the_decision_before_acting_and_follows_the_next_attempt": ["restart_excluding"],
     "test_observe_mode_recommends_and_never_touches_the_scheduler": ["observe_recommended"],
     "test_stop_decision_does_nothing_on_the_scheduler": ["stop"],
@@ -34,12 +34,12 @@ CATALOGUE: dict[str, list[str]] = {
     "test_unanswered_approval_follows_the_default": ["approval_timeout_deny", "approval_timeout_approve"],
     "test_node_with_backed_record_is_drained_after_the_release": ["restart_drain"],
     "test_unbacked_drain_is_only_recommended": ["restart_drain_unbacked"],
-    # tests/test_advisor_workflow.py
+    # tests/workflow/test_advisor_workflow.py
     "test_restart_is_published_as_advice_reconciled_then_followed": ["advisor_restart_converged"],
     "test_abandoned_advice_closes_the_incident_without_following": ["advisor_restart_abandoned"],
     "test_stop_is_advised_too_and_recorded_once_carried_out": ["advisor_stop"],
     "test_observe_mode_publishes_no_advice": ["advisor_observe"],
-    # tests/test_workflow_paths.py
+    # tests/workflow/test_workflow_paths.py
     "test_plain_restart_excludes_nothing": ["restart"],
     "test_systemic_failure_is_recorded_before_the_decision": ["restart_systemic"],
     "test_no_next_attempt_closes_the_incident": ["restart_no_next_attempt"],
@@ -50,7 +50,7 @@ CATALOGUE: dict[str, list[str]] = {
     "test_advisor_stop_not_carried_out_closes": ["advisor_stop_abandoned"],
     "test_slowdown_is_recommended_beside_the_attempt": ["slowdown_recommended"],
     "test_slowdown_acted_on_excludes_the_slow_node": ["slowdown_restart_excluding"],
-    # tests/test_interruption.py (recorded with the patch "confirm-interruption")
+    # tests/workflow/test_interruption.py (recorded with the patch "confirm-interruption")
     "test_a_suspicion_the_attempt_outlives_closes_as_not_interrupted_and_acts_on_nothing":
         ["suspected_not_interrupted"],
     "test_a_suspicion_confirmed_within_the_window_is_recovered": ["suspected_confirmed_restart"],
@@ -61,7 +61,7 @@ CATALOGUE: dict[str, list[str]] = {
 
 
 def workflow_id(path: str) -> str:
-    """The id a recorded workflow ran under; tests/test_replay.py replays it under the same."""
+    """The id a recorded workflow ran under; tests/workflow/test_replay.py replays it under the same."""
     return f"incident-c-5-0-{path}"
 
 

@@ -14,7 +14,7 @@ import uvicorn
 
 from respawn.config.cluster import ServerSettings
 from respawn.surfaces.server.app import create_app
-from tests.test_advisor_api import READ, WRITE, FakeIngest, make_config
+from tests.integration.test_advisor_api import READ, WRITE, FakeIngest, make_config
 
 LIMIT = 64 * 1024  # server.max_body_bytes here: small, so the tests send little
 DETECTION = json.dumps({"job_id": 1, "kind": "node_down", "node": "node2"}).encode()

@@ -14,9 +14,9 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
 from respawn.workflows.incident import IncidentWorkflow
-from tests.workflow_histories import CATALOGUE, workflow_id
+from tests.workflow.workflow_histories import CATALOGUE, workflow_id
 
-HISTORIES = Path(__file__).parent / "data" / "histories"
+HISTORIES = Path(__file__).parents[1] / "data" / "histories"
 RECORDED = sorted(HISTORIES.glob("*.json"))
 
 

@@ -9,7 +9,7 @@ import yaml
 
 from respawn.surfaces import telemetry
 
-DASHBOARD = Path(__file__).parent.parent / "deploy" / "grafana" / "respawn-dashboard.json"
+DASHBOARD = Path(__file__).parents[2] / "deploy" / "grafana" / "respawn-dashboard.json"
 _SUFFIXES = {"counter": ["_total"], "histogram": ["_bucket", "_count", "_sum"], "gauge": [""]}
 
 

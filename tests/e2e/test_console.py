@@ -27,7 +27,7 @@ RECOVERY_S = 150_000  # ms: fault to resumed training, with the suite's 2 cores 
 
 
 def artifacts() -> Path:
-    folder = Path(os.environ.get("RESPAWN_ARTIFACTS") or Path(__file__).parent / "artifacts")
+    folder = Path(os.environ.get("RESPAWN_ARTIFACTS") or Path(__file__).parents[1] / "artifacts")
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 

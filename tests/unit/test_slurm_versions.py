@@ -17,7 +17,7 @@ from respawn.scheduler.slurm_json import UnsupportedOutput
 from respawn.scheduler.states import JobFlag, JobState, NodeFlag, NodeState
 from respawn.scheduler.transport import CommandResult
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 VERSIONS = ["22.05", "24.11"]
 
 

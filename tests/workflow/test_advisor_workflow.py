@@ -11,7 +11,7 @@ from respawn.attribution.runbook import Action
 from respawn.config.cluster import Mode
 from respawn.decision.decide import Decision
 from respawn.wire.incident import Acting, IncidentResult, Phase
-from tests.test_incident_workflow import RESTART, XID, Fakes, run_incident
+from tests.workflow.test_incident_workflow import RESTART, XID, Fakes, run_incident
 
 
 class AdvisorFakes(Fakes):

@@ -1,9 +1,9 @@
-"""The incident workflow's paths that tests/test_incident_workflow.py and
-tests/test_advisor_workflow.py leave out, on the time-skipping server with the same fake
+"""The incident workflow's paths that tests/workflow/test_incident_workflow.py and
+tests/workflow/test_advisor_workflow.py leave out, on the time-skipping server with the same fake
 activities: a plain restart, a systemic failure, no next attempt, the job gone while
 followed, the operator's release and the Web UI's signal, the advisor's release and an
 unconverged stop, and slowdown incidents. Each is also a recorded history
-(tests/data/histories/) that tests/test_replay.py replays."""
+(tests/data/histories/) that tests/workflow/test_replay.py replays."""
 
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -32,8 +32,8 @@ from respawn.wire.incident import (
 )
 from respawn.wire.taxonomy import CauseLayer, FailureClass
 from respawn.workflows.incident import IncidentWorkflow
-from tests.test_advisor_workflow import AdvisorFakes, run_advised, scheduler_calls
-from tests.test_incident_workflow import RESTART, XID, Fakes, run_incident
+from tests.workflow.test_advisor_workflow import AdvisorFakes, run_advised, scheduler_calls
+from tests.workflow.test_incident_workflow import RESTART, XID, Fakes, run_incident
 
 SLOW = Attribution(failure_class=FailureClass.SLOWDOWN, cause_layer=CauseLayer.HARDWARE, node_implicated=True,
                    nodes=["n2"], recoverable_by_restart=True, pattern="progress-straggler",

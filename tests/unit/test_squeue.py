@@ -23,7 +23,7 @@ from respawn.scheduler.errors import (
 from respawn.scheduler.slurm import JobInfo, parse_sinfo_json, parse_squeue_json
 from respawn.scheduler.transport import CommandResult
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 # The comment of job 3 in squeue.json, as given to sbatch --comment.
 HOSTILE = """{"recovery": {"mode": "observe"}}; $(touch /tmp/pwned) `id` 'single' "double" a=b \\ end"""
 

@@ -41,7 +41,7 @@ RETRYABLE = {"SchedulerUnavailable", "TransportError", "CommandTimeout"}  # as_a
 
 # The scontrol shim. Only one requeuehold blocks per arming: `mv` claims the gate atomically.
 _SCONTROL = """#!/bin/sh
-# Test shim (tests/test_crash_safety.py): the real scontrol; an armed requeuehold
+# Test shim (tests/e2e/test_crash_safety.py): the real scontrol; an armed requeuehold
 # then waits, after Slurm acted, until the test opens the gate (at most 60 s).
 {real} "$@"
 rc=$?

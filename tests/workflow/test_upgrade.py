@@ -30,9 +30,9 @@ from respawn.wire.incident import (
     Phase,
 )
 from respawn.workflows.incident import IncidentWorkflow
-from tests.test_incident_workflow import RESTART, XID, Fakes, wait_phase
+from tests.workflow.test_incident_workflow import RESTART, XID, Fakes, wait_phase
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # The last commit of workflows/incident.py before the patch "confirm-interruption".
 BEFORE_PATCH = "243a1774e815"
 # Where the modules that file imports live now (issue 13 moved modules into a package per
