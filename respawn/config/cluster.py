@@ -249,6 +249,7 @@ class ApiToken(_Strict):
         """The token, read from its file when it has one (stripped of the trailing newline)."""
         if self.token is not None:
             return self.token
+        assert self.token_file is not None  # exactly one of the two (_one_secret)
         try:
             secret = self.token_file.read_text().strip()
         except OSError as exc:

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 from yaml.constructor import ConstructorError
-from yaml.nodes import MappingNode
+from yaml.nodes import MappingNode, Node
 
 _MERGE = "tag:yaml.org,2002:merge"
 
@@ -18,7 +18,7 @@ _MERGE = "tag:yaml.org,2002:merge"
 class DuplicateKeyError(ConstructorError):
     """A mapping names the same key twice; `line` is 1-based, where the second one is."""
 
-    def __init__(self, key: Any, node) -> None:
+    def __init__(self, key: Any, node: Node) -> None:
         super().__init__(None, None, f"duplicate key {key!r}", node.start_mark)
         self.key = key
         self.line = node.start_mark.line + 1
@@ -30,9 +30,9 @@ class DuplicateKeyError(ConstructorError):
 class StrictLoader(yaml.SafeLoader):
     """SafeLoader whose mappings refuse a key given twice (merge keys `<<` may still be overridden)."""
 
-    def construct_mapping(self, node, deep=False):
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
         if isinstance(node, MappingNode):
-            seen = set()
+            seen: set[Any] = set()
             for key_node, _ in node.value:
                 if key_node.tag == _MERGE:
                     continue
@@ -49,4 +49,4 @@ class StrictLoader(yaml.SafeLoader):
 
 def load(text: str) -> Any:
     """Like `yaml.safe_load`, but a duplicate key raises DuplicateKeyError (a yaml.YAMLError)."""
-    return yaml.load(text, Loader=StrictLoader)  # noqa: S506 (a SafeLoader)
+    return yaml.load(text, Loader=StrictLoader)  # a SafeLoader: builds plain data only

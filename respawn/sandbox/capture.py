@@ -20,6 +20,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from respawn.sandbox import cluster, procs
@@ -149,7 +150,7 @@ def capture(lab: Lab, out: Path, version: str) -> dict:
 
     # Node loss: node3 dies with the --no-requeue job on it (NODE_FAIL), and stays down.
     cluster.kill_node(lab, n3)
-    c.wait(f"{n3} not responding", lambda: "NOT_RESPONDING" in cluster.node_states(lab).get(n3).flags, 40)
+    c.wait(f"{n3} not responding", lambda: "NOT_RESPONDING" in getattr(cluster.node_states(lab).get(n3), "flags", ()), 40)
     c.save("sinfo-not-responding.json", "sinfo", "--json")
     if newer:
         c.save("scontrol-node-not-responding.json", "scontrol", "show", "node", "--json")
@@ -207,13 +208,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--keep", action="store_true", help="leave the lab running afterwards")
     args = parser.parse_args(argv)
+    down: Callable[[Lab], None]
     if args.version == "24.11":
         from respawn.sandbox import chroot
 
-        lab: Lab = chroot.chroot_lab(Path("/tmp/respawn-lab-2411-capture"))  # the chroot lab's ports: not both at once
-        down = chroot.down
-        chroot.down(lab)  # fresh: job ids from 1
-        chroot.up(lab, temporal=False)
+        chrooted = chroot.chroot_lab(Path("/tmp/respawn-lab-2411-capture"))  # the chroot lab's ports: not both at once
+        chroot.down(chrooted)  # fresh: job ids from 1
+        chroot.up(chrooted, temporal=False)
+        lab: Lab = chrooted
+
+        down = chroot.down  # type: ignore[assignment]  # the lab it is given is this ChrootLab
     else:
         lab = capture_lab_2205()
         down = cluster.stop

@@ -25,6 +25,7 @@ import sys
 import threading
 import urllib.request
 from collections.abc import Iterator, Mapping
+from functools import partial
 from pathlib import Path
 
 from prometheus_client import start_http_server
@@ -130,9 +131,13 @@ def start(lab: Lab) -> None:
             procs.spawn_detached(argv, lab.log_dir / f"{component(node)}.log", lab.pid_file(component(node)))
     for node in lab.nodes:
         log = lab.log_dir / f"{component(node)}.log"
-        if not procs.wait_until(lambda: pid(lab, node) is not None and _serving(lab, node), START_TIMEOUT, 0.1):
+        if not procs.wait_until(partial(_up, lab, node), START_TIMEOUT, 0.1):
             raise RuntimeError(f"{component(node)} not serving on {HOST}:{port(lab, node)}; last lines of {log}:\n"
                                f"{procs.log_tail(log)}")
+
+
+def _up(lab: Lab, node: str) -> bool:
+    return pid(lab, node) is not None and _serving(lab, node)
 
 
 def stop(lab: Lab) -> None:

@@ -18,6 +18,7 @@ question a recovery step asks before it touches a requeued job.
 
 from collections.abc import Iterable
 from enum import StrEnum
+from typing import TypeVar
 
 
 class JobState(StrEnum):
@@ -151,5 +152,8 @@ def node_state(names: Iterable[str]) -> tuple[NodeState, list[NodeFlag]]:
     return base or NodeState.UNKNOWN, _unique(flags)
 
 
-def _unique(items: list) -> list:
+_T = TypeVar("_T")
+
+
+def _unique(items: list[_T]) -> list[_T]:
     return list(dict.fromkeys(items))

@@ -10,7 +10,6 @@ import math
 from pathlib import Path
 
 import re2
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from respawn.attribution.runbook import DEFAULT_DIR, RunbookError, quiet_options
@@ -98,7 +97,7 @@ class ProgressReader:
     """Compiled progress patterns; each method answers the step a line reports, or None."""
 
     def __init__(self, patterns: ProgressPatterns) -> None:
-        kinds = (patterns.step, patterns.checkpoint, patterns.resumed, patterns.saving, patterns.compute)
+        kinds: tuple[list[StepPattern] | list[LinePattern] | list[TimePattern], ...] = (patterns.step, patterns.checkpoint, patterns.resumed, patterns.saving, patterns.compute)
         regexes = [p.regex for kind in kinds for p in kind]
         self._compiled = [_compile(r) for r in regexes]
         # One RE2 set of every pattern: one scan of a line tells which match, so a

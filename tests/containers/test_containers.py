@@ -59,7 +59,7 @@ def idle(clab: ContainerLab) -> Iterator[ContainerLab]:
 def test_no_container_engine_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setenv("RESPAWN_CONTAINER_ENGINE", "docker")
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/docker.sock")
-    with pytest.raises(EngineError, match="no Docker engine answers .* install podman"):
+    with pytest.raises(EngineError, match=r"no Docker engine answers .* install podman"):
         engine.start(tmp_path / "etc", tmp_path / "run", tmp_path / "log")
     monkeypatch.setenv("RESPAWN_CONTAINER_ENGINE", "lxc")
     with pytest.raises(EngineError, match="expected podman or docker"):

@@ -89,7 +89,7 @@ async def test_an_owner_cancel_opens_no_incident_and_records_no_stop(cluster):
 async def test_hostile_neighbours_neither_stall_nor_blind_detection_of_a_victim(cluster):
     hostile = {kind: submit_hostile(cluster.lab, kind, ACTION) for kind in Hostility}
     try:
-        for kind, job_id in hostile.items():
+        for job_id in hostile.values():
             await cluster.wait_state(job_id, {"RUNNING"}, timeout=60)
         await until(lambda: "[rank4999]" in cluster.output(hostile[Hostility.NOISY])[-4096:], 60,
                     "the noisy job to print")

@@ -81,7 +81,7 @@ def served(tmp_path_factory):
 
 @pytest.fixture
 async def api(served):
-    config, app, base, server = served
+    _, _, base, server = served
     await until(lambda: server.started, 10, "the server to start")
     async with httpx.AsyncClient(base_url=base) as client:
         yield client

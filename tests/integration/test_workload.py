@@ -183,7 +183,7 @@ def test_in_rank_fault_prints_real_failure_and_is_consumed(
     assert job.procs[1].wait(30) == 1
     out = job.lines(1)
     found = [next((m for line in out if (m := re.match(p, line))), None) for p in FAULT_LINES[kind]]
-    assert all(found), f"missing {[p for p, m in zip(FAULT_LINES[kind], found) if not m]} in:\n" + "\n".join(out)
+    assert all(found), f"missing {[p for p, m in zip(FAULT_LINES[kind], found, strict=True) if not m]} in:\n" + "\n".join(out)
     order = [next(i for i, line in enumerate(out) if re.match(p, line)) for p in FAULT_LINES[kind]]
     assert order == sorted(order)
     # Only the targeted rank fails this way; its peer dies of the broken connection.
@@ -277,7 +277,8 @@ def test_job_completes_on_four_nodes(sandbox: Lab, cancel_after: list[int]) -> N
     nodes = {int(m["rank"]): m["node"] for line in out if (m := STARTED.match(line))}
     assert sorted(nodes.values()) == ["node1", "node2", "node3", "node4"]
     assert steps_by_rank(out) == {r: list(range(1, 9)) for r in range(4)}
-    assert [int(m["step"]) for line in out if (m := SAVED.match(line))] == [4, 8]
+    saved = [SAVED.match(line) for line in out]
+    assert [int(m["step"]) for m in saved if m] == [4, 8]
     assert sorted(p.name for p in checkpoint_dir(sandbox, job_id).iterdir()) == ["step-4.pt", "step-8.pt"]
     assert any(line.startswith(COMPLETE) for line in out)
 

@@ -297,6 +297,6 @@ def test_settings_that_would_break_recovery_are_warned_about() -> None:
     bad = settings | {"SLURM_VERSION": "25.05.1", "JobRequeue": "0", "MinJobAge": "10 sec",
                       "AuthInfo": "socket=/run/munge.socket.2", "PrivateData": "accounts,jobs"}
     warnings = config_warnings(bad, "respawn")
-    assert [w.split()[0] for w in warnings] == ["Slurm", "JobRequeue=0:", "MinJobAge=10"]  + ["PrivateData=accounts,jobs:"]
+    assert [w.split()[0] for w in warnings] == ["Slurm", "JobRequeue=0:", "MinJobAge=10", "PrivateData=accounts,jobs:"]
     assert config_warnings(bad | {"AuthInfo": "cred_expire=600"}, "root")[-1].startswith("cred_expire=600 s")
     assert not any("PrivateData" in w for w in config_warnings(bad, "root"))

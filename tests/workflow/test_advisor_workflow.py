@@ -35,7 +35,7 @@ class AdvisorFakes(Fakes):
             return Outcome(generation=ref.generation, converged=self.converged,
                            detail="ctl: converged" if self.converged else "ctl: abandoned: job is CANCELLED")
 
-        return super().activities() + [publish, reconcile]
+        return [*super().activities(), publish, reconcile]
 
 
 async def run_advised(env, fakes: AdvisorFakes, mode: Mode = Mode.ACTION) -> IncidentResult:

@@ -27,7 +27,7 @@ from respawn.sandbox.containers.lab import HOST, SLURMCTLD_PORT, SSH_PORT, Conta
 from respawn.sandbox.sshd import COMMON_SETTINGS as SSHD_SETTINGS
 from respawn.scheduler import hostlist
 
-SUBNET = ipaddress.ip_network("10.217.46.0/24")
+SUBNET = ipaddress.IPv4Network("10.217.46.0/24")
 HEAD = "head"
 HEAD_ADDRESS = SUBNET[10]
 SLURMD_PORT = 6818
@@ -208,7 +208,8 @@ def _container(lab: ContainerLab, image: str, host: str, address, script: str):
     from testcontainers.core.container import DockerContainer
 
     network = names(lab).network
-    container = DockerContainer(image, command=["sh", "-c", script], name=names(lab).container(host))
+    # docker-py takes the command as a list too (no shell quoting of the script); testcontainers types it str.
+    container = DockerContainer(image, command=["sh", "-c", script], name=names(lab).container(host))  # type: ignore[arg-type]
     container.with_kwargs(
         hostname=host,
         labels={LABEL: str(lab.root), "respawn.host": host},

@@ -11,13 +11,23 @@ never an empty list: an empty list would read as "every job gone".
 Output without any `meta` (hand-written, or older tooling) is read as v0.0.38.
 """
 
-from typing import Any
+from typing import Any, Protocol
 
 from respawn.scheduler.errors import SlurmCommandError
 from respawn.scheduler.slurm_json import v0038, v0040
+from respawn.scheduler.slurm_json.common import mapping
+
+
+class Reader(Protocol):
+    """What each version's module provides: JobInfo and NodeInfo fields from its output."""
+
+    def jobs(self, data: dict[str, Any]) -> list[dict[str, Any]]: ...
+
+    def nodes(self, data: dict[str, Any]) -> list[dict[str, Any]]: ...
+
 
 LEGACY = "v0.0.38"
-READERS = {"v0.0.38": v0038, "v0.0.40": v0040, "v0.0.41": v0040, "v0.0.42": v0040}
+READERS: dict[str, Reader] = {"v0.0.38": v0038, "v0.0.40": v0040, "v0.0.41": v0040, "v0.0.42": v0040}
 # The Slurm releases each format was captured from (tests/data/slurm-*).
 TESTED = {"v0.0.38": "22.05.8", "v0.0.40": "24.11.5", "v0.0.41": "24.11.5", "v0.0.42": "24.11.5"}
 
@@ -41,15 +51,15 @@ def version(data: dict[str, Any]) -> str:
 
 def release(data: dict[str, Any]) -> str:
     """The Slurm release that printed it ("22.05.8", "24.11.5"), when it says."""
-    meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
+    meta = mapping(data.get("meta"))
     for key in ("slurm", "Slurm"):
-        info = meta.get(key)
-        if isinstance(info, dict) and isinstance(info.get("release"), str):
-            return info["release"]
+        release = mapping(meta.get(key)).get("release")
+        if isinstance(release, str):
+            return release
     return ""
 
 
-def reader(data: dict[str, Any], what: str):
+def reader(data: dict[str, Any], what: str) -> Reader:
     """The reader module for this output's version; UnsupportedOutput names the version otherwise."""
     found = version(data) or LEGACY
     module = READERS.get(found)

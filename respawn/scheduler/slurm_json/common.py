@@ -19,6 +19,11 @@ def integer(value: Any) -> int | None:
         return None
 
 
+def mapping(value: Any) -> dict[str, Any]:
+    """An object as printed, or an empty one where the output holds something else."""
+    return value if isinstance(value, dict) else {}
+
+
 def text(value: Any) -> str:
     return "" if value is None else str(value)
 

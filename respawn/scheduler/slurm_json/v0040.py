@@ -17,8 +17,8 @@ sharing a state (`-N`: one per node and partition): `node.state` the list,
 
 from typing import Any
 
-from respawn.scheduler.slurm_json.common import expand, integer, job_fields, names, text
-from respawn.scheduler.states import ENDED, job_state, node_state
+from respawn.scheduler.slurm_json.common import expand, integer, job_fields, mapping, names, text
+from respawn.scheduler.states import ENDED, JobState, job_state, node_state
 
 
 def jobs(data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -39,8 +39,8 @@ def nodes(data: dict[str, Any]) -> list[dict[str, Any]]:
     for group in data.get("sinfo") or []:  # sinfo [-N] --json
         if not isinstance(group, dict):
             continue
-        node = group.get("node") if isinstance(group.get("node"), dict) else {}
-        members = group.get("nodes") if isinstance(group.get("nodes"), dict) else {}
+        node = mapping(group.get("node"))
+        members = mapping(group.get("nodes"))
         state, flags = node_state(names(node.get("state")))
         for name in expand(members.get("nodes")):
             # A group can merge nodes whose reasons differ; -N gives each node its own entry.
@@ -70,8 +70,8 @@ def _allocation(raw: dict[str, Any]) -> list[str]:
     nodes = expand(raw.get("nodes"))
     if nodes:
         return nodes
-    resources = raw.get("job_resources") if isinstance(raw.get("job_resources"), dict) else {}
-    placed = resources.get("nodes") if isinstance(resources.get("nodes"), dict) else {}
+    resources = mapping(raw.get("job_resources"))
+    placed = mapping(resources.get("nodes"))
     listed = expand(placed.get("list"))
     if listed:
         return listed
@@ -81,10 +81,10 @@ def _allocation(raw: dict[str, Any]) -> list[str]:
     return []
 
 
-def _exit_code(value: Any, state) -> tuple[int | None, int | None]:
+def _exit_code(value: Any, state: JobState) -> tuple[int | None, int | None]:
     if not isinstance(value, dict):
         return None, None
-    signal = value.get("signal") if isinstance(value.get("signal"), dict) else {}
+    signal = mapping(value.get("signal"))
     number = integer(signal.get("id"))
     signalled = bool(number)
     code = integer(value.get("return_code"))
