@@ -1,10 +1,13 @@
 """The detector: watches every job of one cluster and turns trouble into incidents.
 
 Once per poll it reads all jobs from Slurm (one `squeue --json`), the node
-states (one `sinfo --json`), and the new output of each enrolled job. A failure
+states (one `sinfo --json`), and the new output of each enrolled job. What of
+that is news is the rules' to say (respawn/detection/rules.py, pure): a failure
 line, a job that ended badly or a node of the job going down becomes a
 Detection, sent to the incident workflow of that job attempt with
 signal-with-start, so everything about one interruption lands in one incident.
+This loop reads, calls the rules, and delivers what they decide: detections,
+audit rows and telemetry.
 
 Hangs and stragglers announce nothing: each running job's progress lines feed
 its rhythm (respawn/detection/rhythm.py), whose findings are written as trusted lines for
@@ -17,30 +20,30 @@ import hashlib
 import logging
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
-import re2
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
-from respawn.attribution.runbook import Onset
 from respawn.audit.trail import AuditEvent, EventType
 from respawn.config.cluster import ClusterConfig, Mode, SchedulerAccess
+from respawn.detection import rules
 from respawn.detection.enrolment import Enrolment, NotEnrolled, enrol
 from respawn.detection.rhythm import Finding, Rhythm, SignalKind, placement, read_signals
+from respawn.detection.rules import NodeFact, RuleSettings, WatchState
 from respawn.detection.watchdog import Watchdog
 from respawn.scheduler.errors import SchedulerError
 from respawn.scheduler.slurm import JobInfo, NodeInfo
-from respawn.scheduler.states import ENDED, ENDED_AS_MEANT, ENDED_BADLY
+from respawn.scheduler.states import ENDED
 from respawn.services import Services
 from respawn.sources.gpu_metrics import GpuMetrics, XidWatch
-from respawn.sources.joblog import UnsafeOutput, kernel_message, logged_at, read_lines
+from respawn.sources.joblog import UnsafeOutput, kernel_message, read_lines
 from respawn.sources.taskprobe import stopped_tasks
 from respawn.surfaces import telemetry
-from respawn.wire.evidence import claims_trust
 from respawn.wire.incident import Acting, Detection, DetectionKind, IncidentInput, IncidentResult, Phase, incident_id
 from respawn.workflows.search import CLUSTER, JOB_ID
 
@@ -52,24 +55,12 @@ _WATCHDOG_INTERVAL_S = 1.0
 
 
 _AS_ROOT = os.geteuid() == 0
-# A job that ended longer than this before the detector started is history.
-_HISTORY = timedelta(seconds=60)
-# How long a hang or a slowdown had lasted when the rhythm reported it ("... for 16.2 s").
-_LASTED = re2.compile(r" for (\d{1,9}(?:\.\d{1,9})?) s\b")  # RE2, bounded: at most 31 years
-
-
-@dataclass(frozen=True)
-class _Fault:
-    """The failure a job is being recovered from, until its next attempt trains again."""
-
-    at: datetime
-    kind: DetectionKind
-    attempt: int
 
 
 @dataclass
 class _Watch:
-    """What the detector remembers about one job."""
+    """What the detector remembers about one job: which job it is, how far its output is read,
+    its rhythm, and the rules' state (`state`, replaced whole each poll)."""
 
     enrolment: Enrolment | NotEnrolled
     # With the job id, which job this is: Slurm reuses ids. Slurm moves a job's submit
@@ -77,18 +68,11 @@ class _Watch:
     submitted: datetime | None
     restarts: int  # Slurm's restart count when last seen: a requeue moves it, a new job does not
     enrolled_as: str  # what the enrolment was decided from (comment, partition, account, user)
-    attempt: int = -1
+    state: WatchState
     log_offset: int = 0
-    attempt_offset: int = 0  # where the current attempt's (or its current incident's) evidence begins
-    seq: int = 0  # the attempt's current incident: how many before it found the attempt not interrupted
-    running: int = -1  # the last attempt seen RUNNING
-    requeued: bool = False  # the restart count moved under our eyes
-    sent: set[str] = field(default_factory=set)  # detections already signalled this attempt
-    ended: bool = False  # the current attempt's end is handled
     rhythm: Rhythm | None = None  # its progress, for hangs and stragglers
     stopped: dict[int, str] | None = None  # the node-side check's answer for the current stall
     probe_wanted: bool = False  # the current stall awaits that answer
-    fault: _Fault | None = None  # what the job is recovering from (respawn_recovery_duration_seconds)
     errors: set[str] = field(default_factory=set)  # kinds of error already recorded for this job
 
 
@@ -103,6 +87,8 @@ class Detector:
         self._listing: tuple[float, list[JobInfo]] | None = None  # the last poll's jobs, and when it read them
         self._watchdog = Watchdog(services.config, services.slurm, services.audit)
         config = services.config
+        self._rules = RuleSettings(cluster=config.cluster, matcher=services.matcher,
+                                   max_signals_per_attempt=config.detector.max_signals_per_attempt)
         self._stopped = stopped_tasks(config.detector.progress, services.slurm.transport, config.scheduler.slurm_conf)
         self._xids = XidWatch(GpuMetrics(config.metrics), config.metrics.poll_interval_s) if config.metrics else None
         # Whatever was written after the last complete poll began is still unread: the lag grows
@@ -164,7 +150,7 @@ class Detector:
         await self._resend()
         jobs, nodes = await asyncio.gather(self._s.slurm.jobs(), self._s.slurm.nodes())
         self._listing = (time.monotonic(), jobs)
-        unreachable = {n.name for n in nodes if _unreachable(n)}
+        unreachable = rules.unreachable(nodes)
         detections: list[Detection] = []
         kernel_hits = await asyncio.to_thread(self._scan_kernel_logs, nodes)
         metric_hits = await self._metric_hits()
@@ -177,7 +163,7 @@ class Detector:
                 if watch.probe_wanted and self._stopped is not None:
                     watch.probe_wanted = False
                     watch.stopped = await self._stopped.stopped(job.job_id, job.nodes)
-            except Exception as exc:  # noqa: BLE001 - one job's output must not stop the poll for the others
+            except Exception as exc:  # one job's output must not stop the poll for the others
                 self._job_error(job, watch, exc)
                 continue
             for detection in found:
@@ -205,20 +191,21 @@ class Detector:
     async def _send(self, job: JobInfo, enrolment: Enrolment, detection: Detection) -> None:
         """Signal a detection; while Temporal is unreachable, keep it for the next poll."""
         watch = self._jobs.get(job.job_id)
-        current = watch is not None and watch.attempt == detection.attempt
-        if current and watch is not None and watch.attempt_offset > detection.log_offset:
+        current = watch is not None and watch.state.attempt == detection.attempt
+        if current and watch is not None and watch.state.attempt_offset > detection.log_offset:
             # Made before the attempt moved on to its next incident: read what that one reads.
-            detection = detection.model_copy(update={"log_offset": watch.attempt_offset})
+            detection = detection.model_copy(update={"log_offset": watch.state.attempt_offset})
         try:
             delivery = await signal_detection(self._client, self._s.config, enrolment, detection,
-                                              seq=watch.seq if current and watch else 0)
+                                              seq=watch.state.seq if current and watch else 0)
         except RPCError as exc:
             log.warning("Temporal unreachable, detection kept for the next poll: %s", exc.message)
             self._unsent.append((job, enrolment, detection))
             return
-        if delivery is not None and current and watch is not None and delivery.seq > watch.seq:
+        if delivery is not None and current and watch is not None and delivery.seq > watch.state.seq:
             # The attempt outlived its earlier incident's suspicion: its next one is current now.
-            watch.seq, watch.attempt_offset = delivery.seq, max(watch.attempt_offset, delivery.log_offset)
+            watch.state = replace(watch.state, seq=delivery.seq,
+                                  attempt_offset=max(watch.state.attempt_offset, delivery.log_offset))
 
     async def _resend(self) -> None:
         unsent, self._unsent = self._unsent, []
@@ -237,17 +224,10 @@ class Detector:
             return watch
         # A job new to us, or a new job under an id Slurm reused: it starts clean.
         watch = _Watch(enrolment=enrol(job, self._s.config), submitted=job.submit_time, restarts=job.restart_count,
-                       enrolled_as=basis)
+                       enrolled_as=basis, state=rules.first_seen(job, self._started))
         if job.state == "RUNNING" and job.start_time is not None and job.start_time < self._started:
             # Running before we started: what it printed then is history, not news.
             watch.log_offset = _size(self._s.config.job_output(job.job_id))
-        ended = job.end_time is not None and job.state in ENDED
-        if ended and job.end_time < self._started - _HISTORY:
-            # It ended well before we started (Slurm lists finished jobs for
-            # MinJobAge): someone else dealt with it; a restart of ours only
-            # catches up on what ended while it was down.
-            watch.attempt = watch.running = job.restart_count
-            watch.ended = True
         self._jobs[job.job_id] = watch
         self._record_enrolment(job, watch)
         return watch
@@ -270,102 +250,37 @@ class Detector:
                     "environment": enrolment.environment, "mode": enrolment.mode.value, "note": enrolment.note,
                     "refused": enrolment.refused, "submitted": first}))
 
-    def _observe(self, job: JobInfo, watch: _Watch, unreachable: set[str],
-                 kernel_hits: dict[str, tuple[str, str]], metric_hits: dict[str, tuple[str, str]]) -> list[Detection]:
-        """Detections for one job in this poll (blocking file reads: run in a thread)."""
-        if job.restart_count != watch.attempt:
-            watch.requeued = watch.attempt != -1
-            watch.attempt, watch.attempt_offset = job.restart_count, watch.log_offset
-            watch.sent.clear()
-            watch.ended = False
-            watch.seq = 0
-        if job.state == "RUNNING" and watch.running != job.restart_count:
-            watch.running, watch.attempt_offset = job.restart_count, watch.log_offset
+    def _observe(self, job: JobInfo, watch: _Watch, unreachable: frozenset[str],
+                 kernel_hits: dict[str, NodeFact], metric_hits: dict[str, NodeFact]) -> list[Detection]:
+        """Detections for one job in this poll (blocking file reads and audit rows: run in a thread)."""
+        # The attempt's evidence begins where this poll's read does: the state moves on before the read.
+        watch.state = rules.advance(watch.state, job, read_from=watch.log_offset)
         path = self._s.config.job_output(job.job_id)
         # Run as root, the detector reads only what the job's own user owns: a job cannot point it elsewhere.
         owner = job.user_id if _AS_ROOT else None
         lines, watch.log_offset = read_lines(path, watch.log_offset, owner_uid=owner)
-        if watch.ended:
-            return []
-        # Until the new attempt runs, what is written is the previous attempt's
-        # teardown (Slurm's "CANCELLED ... DUE TO JOB REQUEUE", srun's late
-        # reports) and the allocation still lists the old nodes: none of it is news.
-        started = watch.running == job.restart_count
-        if not started:
-            lines = []
+        findings: list[Finding] = []
+        stepped = False
+        if rules.follows_progress(watch.state, job):
+            findings, stepped = self._progress(job, watch, lines)
         now = datetime.now(UTC)
-        found: list[Detection] = []
+        seen = rules.Seen(now=now, lines=lines, down=unreachable, kernel=kernel_hits, metrics=metric_hits,
+                          findings=findings, stepped=stepped, modified=lambda: _modified(path))
+        outcome = rules.judge(job, watch.state, seen, self._rules)
+        watch.state = outcome.state
+        for event in outcome.audit:
+            self._s.audit.record(event)
+        for opened in outcome.opened:
+            telemetry.DETECTION_LATENCY.labels(kind=telemetry.kind(opened.kind)).observe(
+                telemetry.seconds(opened.occurred, now))
+        if outcome.recovered is not None:
+            telemetry.RECOVERY_DURATION.labels(kind=telemetry.kind(outcome.recovered.kind)).observe(
+                telemetry.seconds(outcome.recovered.at, now))
+        return list(outcome.detections)
 
-        def written() -> datetime:
-            """When the job last wrote output: the time of a failure that carries none of its own."""
-            return min(now, _modified(path) or now)
-
-        def detect(key: str, kind: DetectionKind, occurred: datetime, **fields) -> None:
-            """`occurred`: when the failure happened, as well as the signal tells."""
-            limit = self._s.config.detector.max_signals_per_attempt
-            if key in watch.sent or len(watch.sent) >= limit:
-                return
-            slowdown = kind is DetectionKind.SLOWDOWN  # an incident of its own beside the attempt's
-            if not any(k.startswith("slowdown:") == slowdown for k in watch.sent):  # it opens its incident
-                telemetry.DETECTION_LATENCY.labels(kind=telemetry.kind(kind)).observe(telemetry.seconds(occurred, now))
-                if not slowdown:
-                    watch.fault = _Fault(at=occurred, kind=kind, attempt=job.restart_count)
-            watch.sent.add(key)
-            found.append(Detection(kind=kind, at=now, job_id=job.job_id, attempt=job.restart_count,
-                                   submitted=job.submit_time, job_state=job.state, log_offset=watch.attempt_offset, **fields))
-
-        for text in lines:
-            hit = None if claims_trust(text) else self._s.matcher.failure(text)  # a forged finding is no news
-            if hit is None or hit.onset is Onset.REPORTED:
-                # Slurm's report of an end it caused (a cancel, a time limit): its state says the rest.
-                continue
-            host = hit.groups.get("host")
-            if host and job.nodes and host not in job.nodes:
-                # It names a node this attempt does not run on: the previous
-                # attempt's srun reporting late, or text the job made up.
-                continue
-            detect(f"line:{hit.pattern}", DetectionKind.LOG_LINE, logged_at(text) or written(), line=text[:2000],
-                   pattern=hit.pattern)
-        for node in job.nodes if started else []:
-            if node in unreachable:
-                # Slurm's own delay in noticing the node is not visible; the job went quiet when it died.
-                detect(f"node:{node}", DetectionKind.NODE_DOWN, written(), node=node)
-            if node in kernel_hits and job.state == "RUNNING":
-                pattern, text = kernel_hits[node]
-                detect(f"kernel:{node}:{pattern}", DetectionKind.KERNEL, logged_at(text) or now, node=node, line=text,
-                       pattern=pattern)
-            if node in metric_hits and job.state == "RUNNING":
-                pattern, text = metric_hits[node]
-                detect(f"metrics:{node}:{pattern}", DetectionKind.METRICS, now, node=node, line=text,
-                       pattern=pattern)
-        if started and job.state == "RUNNING":
-            for finding in self._progress(job, watch, lines):
-                # What a finding means is the runbooks' to say (runbooks/hang.yaml, slowdown.yaml).
-                hit = self._s.matcher.failure(finding.line)
-                if hit is not None:
-                    lasted = _LASTED.search(finding.line)
-                    began = now - timedelta(seconds=float(lasted.group(1))) if lasted else now
-                    detect(f"{finding.kind.value}:{finding.node}", DetectionKind(finding.kind.value), began,
-                           line=finding.line, node=finding.node, pattern=hit.pattern)
-        # Right after a requeue Slurm can show the new restart count with a
-        # FAILED state left by the old attempt's batch script: only an attempt
-        # seen running (or the first one we see) can end.
-        if job.state in ENDED_BADLY and (started or not watch.requeued):
-            watch.ended = True
-            detect(f"ended:{job.state}", DetectionKind.JOB_ENDED, job.end_time or written(),
-                   line=f"slurm: job {job.job_id} attempt {job.restart_count} ended {job.state}"
-                        f" reason={job.state_reason} exit_code={job.exit_code}")
-        elif job.state in ENDED_AS_MEANT:
-            watch.ended = True
-            event = EventType.JOB_COMPLETED if job.state == "COMPLETED" else EventType.JOB_ENDED
-            self._s.audit.record(AuditEvent(
-                key=f"{self._s.config.cluster}/{job.job_id}/{job.restart_count}/{event.value}", event_type=event,
-                cluster=self._s.config.cluster, job_id=job.job_id, attempt=job.restart_count,
-                details={"state": job.state, "exit_code": job.exit_code}))
-        return found
-
-    def _progress(self, job: JobInfo, watch: _Watch, lines: list[str]) -> list[Finding]:
-        """Feed this poll's lines to the job's rhythm; what it finds wrong, not yet signalled."""
+    def _progress(self, job: JobInfo, watch: _Watch, lines: list[str]) -> tuple[list[Finding], bool]:
+        """Feed this poll's lines to the job's rhythm: what it finds wrong, not yet signalled, and
+        whether a training step finished (a later attempt that steps has recovered)."""
         rhythm = watch.rhythm = watch.rhythm or Rhythm(self._s.config.detector.progress)
         if job.tasks:
             rhythm.max_ranks = job.tasks  # rank tags beyond the job's tasks are made up
@@ -373,28 +288,22 @@ class Detector:
             rhythm.new_attempt(job.restart_count)
         now = time.monotonic()
         signals = read_signals(self._s.progress, lines)
-        fault = watch.fault
-        if fault is not None and job.restart_count > fault.attempt and any(s.kind is SignalKind.STEP for s in signals):
-            # A later attempt trains again: the job has recovered from the fault.
-            telemetry.RECOVERY_DURATION.labels(kind=telemetry.kind(fault.kind)).observe(
-                telemetry.seconds(fault.at, datetime.now(UTC)))
-            watch.fault = None
         rhythm.observe(now, signals)
         where = placement(job.nodes, rhythm.world)
         findings = rhythm.slowdowns(now, where)  # every poll: it keeps time of how long a rank has been slow
         stall = rhythm.stall(now)
         if stall is None:
             watch.stopped = None  # a later stall is asked about afresh
-        elif not any(key.startswith("hang:") for key in watch.sent):
+        elif not watch.state.signalled("hang:"):
             if self._stopped is not None and watch.stopped is None:
                 # Asked once per stall, after this poll (the node-side check reads
                 # every process); the hang is reported with the answer, one poll on.
                 watch.probe_wanted = True
             else:
                 findings += stall.findings(where, watch.stopped or {})
-        return findings
+        return findings, any(s.kind is SignalKind.STEP for s in signals)
 
-    async def _metric_hits(self) -> dict[str, tuple[str, str]]:
+    async def _metric_hits(self) -> dict[str, NodeFact]:
         """Nodes whose GPU metrics report a new fault a runbook recognises (a fatal Xid)."""
         if self._xids is None:
             return {}
@@ -402,12 +311,12 @@ class Detector:
         for change in await self._xids.changes(time.monotonic()):
             hit = self._s.matcher.failure(change.line)
             if hit is not None:
-                hits[change.gpu.node] = (hit.pattern, change.line)
+                hits[change.gpu.node] = NodeFact(hit.pattern, change.line)
         return hits
 
-    def _scan_kernel_logs(self, nodes: list[NodeInfo]) -> dict[str, tuple[str, str]]:
+    def _scan_kernel_logs(self, nodes: list[NodeInfo]) -> dict[str, NodeFact]:
         """New fatal lines in each node's kernel log: trusted, node-level evidence."""
-        hits: dict[str, tuple[str, str]] = {}
+        hits: dict[str, NodeFact] = {}
         for node in nodes:
             path = self._s.config.kernel_log(node.name)
             if path is None:
@@ -424,7 +333,7 @@ class Detector:
                     continue  # a userspace program's line in the same file is not the kernel's
                 hit = self._s.matcher.failure(text)
                 if hit is not None:
-                    hits[node.name] = (hit.pattern, text[:2000])
+                    hits[node.name] = NodeFact(hit.pattern, text[:2000])
         return hits
 
 @dataclass(frozen=True)
@@ -505,17 +414,13 @@ async def _start_or_signal(client: Client, config: ClusterConfig, enrolment: Enr
         return False
 
 
-def _unreachable(node: NodeInfo) -> bool:
-    return node.state.lower().startswith("down") or "not_responding" in {f.lower() for f in node.flags}
-
-
 def _enrolment_basis(job: JobInfo) -> str:
     """What a job's enrolment is decided from, as a short key."""
     basis = "\0".join((job.comment, job.partition, job.account, job.user))
     return hashlib.sha256(basis.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def _modified(path) -> datetime | None:
+def _modified(path: Path) -> datetime | None:
     """When the job last wrote its output. The file's own time, never a link's target's:
     the path is the job owner's to make anything of; what it cannot tell is unknown."""
     try:
@@ -524,7 +429,7 @@ def _modified(path) -> datetime | None:
         return None
 
 
-def _size(path) -> int:
+def _size(path: Path) -> int:
     try:
         return os.lstat(path).st_size
     except OSError:

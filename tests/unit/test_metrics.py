@@ -24,8 +24,9 @@ from respawn.activities.follow import FollowActivities
 from respawn.activities.scheduler import SchedulerActivities
 from respawn.audit.trail import AuditTrail, EventType, incident_event
 from respawn.config.cluster import ClusterConfig, ConfigError, Listen, load_config
-from respawn.detection.detector import _LASTED, Detector
+from respawn.detection.detector import Detector
 from respawn.detection.rhythm import Stall
+from respawn.detection.rules import _LASTED
 from respawn.detection.watchdog import REQUEUE_HELD
 from respawn.sandbox import lab as make_lab
 from respawn.sandbox import prometheus

@@ -1,0 +1,241 @@
+"""The detector's rules for one job: what of a poll's reading is news.
+
+The detector (respawn/detection/detector.py) reads; these rules judge. Given
+what Slurm says about a job and its nodes, the new lines of the job's output,
+the facts of its nodes' kernel logs and GPU metrics, the findings of its rhythm
+and the job's watch state, they say which detections to signal, which audit
+events to record, and what the watch state is now. Pure: no I/O and no clock
+(the poll's time comes in), so every rule is tested without Slurm
+(tests/unit/test_detection_rules.py) and the loop around them stays thin.
+
+Two steps, because the job's output is read between them: `advance` moves the
+attempt's state machine on from Slurm's restart count and state, which fixes
+where the attempt's evidence begins before this poll's lines are read; `judge`
+then turns what was read into detections.
+"""
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any, NamedTuple
+
+import re2
+
+from respawn.attribution.matcher import Matcher
+from respawn.attribution.runbook import Onset
+from respawn.audit.trail import AuditEvent, EventType
+from respawn.detection.rhythm import Finding
+from respawn.scheduler.slurm import JobInfo, NodeInfo
+from respawn.scheduler.states import ENDED, ENDED_AS_MEANT, ENDED_BADLY, JobState
+from respawn.sources.joblog import logged_at
+from respawn.wire.evidence import claims_trust
+from respawn.wire.incident import Detection, DetectionKind
+
+# A job that ended longer than this before the detector started is history.
+_HISTORY = timedelta(seconds=60)
+# How long a hang or a slowdown had lasted when the rhythm reported it ("... for 16.2 s").
+_LASTED = re2.compile(r" for (\d{1,9}(?:\.\d{1,9})?) s\b")  # RE2, bounded: at most 31 years
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """The failure a job is being recovered from, until its next attempt trains again."""
+
+    at: datetime
+    kind: DetectionKind
+    attempt: int
+
+
+@dataclass(frozen=True, slots=True)
+class WatchState:
+    """What the rules remember about one job from poll to poll (its current attempt)."""
+
+    attempt: int = -1
+    attempt_offset: int = 0  # where the current attempt's (or its current incident's) evidence begins
+    seq: int = 0  # the attempt's current incident: how many before it found the attempt not interrupted
+    running: int = -1  # the last attempt seen RUNNING
+    requeued: bool = False  # the restart count moved under our eyes
+    sent: frozenset[str] = frozenset()  # detections already signalled this attempt
+    ended: bool = False  # the current attempt's end is handled
+    fault: Fault | None = None  # what the job is recovering from (respawn_recovery_duration_seconds)
+
+    def signalled(self, prefix: str) -> bool:
+        """Whether a detection whose key starts with `prefix` ("hang:") was signalled this attempt."""
+        return any(key.startswith(prefix) for key in self.sent)
+
+
+class NodeFact(NamedTuple):
+    """A line a runbook recognises as a failure, from a node's kernel log or GPU metrics."""
+
+    pattern: str
+    line: str
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSettings:
+    """What the rules take from the cluster's configuration, fixed for the detector's life."""
+
+    cluster: str
+    matcher: Matcher  # built once: every line of every job goes through it
+    max_signals_per_attempt: int
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """What one poll read about one job, besides what Slurm says of it."""
+
+    now: datetime  # when the poll looked
+    lines: Sequence[str] = ()  # the job's new output
+    down: AbstractSet[str] = frozenset()  # nodes Slurm reports down or not responding (`unreachable`)
+    kernel: Mapping[str, NodeFact] = field(default_factory=dict)  # node -> its newest fatal kernel-log line
+    metrics: Mapping[str, NodeFact] = field(default_factory=dict)  # node -> its new fault in the GPU metrics
+    findings: Sequence[Finding] = ()  # what the job's rhythm finds wrong (hangs, stragglers)
+    stepped: bool = False  # the new lines report a finished training step
+    # When the job last wrote its output, if that can be told: asked only of a detection that
+    # carries no time of its own, since it costs a stat of the file and most polls need none.
+    modified: Callable[[], datetime | None] = lambda: None
+
+
+class Opened(NamedTuple):
+    """A detection that opens its incident: detection latency is measured from when its failure occurred."""
+
+    kind: DetectionKind
+    occurred: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What the detector does with one job's poll: signal, record, measure, and remember."""
+
+    state: WatchState
+    detections: tuple[Detection, ...] = ()
+    audit: tuple[AuditEvent, ...] = ()  # to record (each keyed: recording twice is harmless)
+    opened: tuple[Opened, ...] = ()
+    recovered: Fault | None = None  # the fault a later attempt recovered from in this poll
+
+
+def unreachable(nodes: Iterable[NodeInfo]) -> frozenset[str]:
+    """The nodes Slurm reports down or not responding: once per poll, for every job."""
+    return frozenset(n.name for n in nodes
+                     if n.state.lower().startswith("down") or "not_responding" in {f.lower() for f in n.flags})
+
+
+def first_seen(job: JobInfo, since: datetime) -> WatchState:
+    """The watch state of a job new to the detector, which started at `since`."""
+    if job.end_time is not None and job.state in ENDED and job.end_time < since - _HISTORY:
+        # It ended well before we started (Slurm lists finished jobs for
+        # MinJobAge): someone else dealt with it; a restart of ours only
+        # catches up on what ended while it was down.
+        return WatchState(attempt=job.restart_count, running=job.restart_count, ended=True)
+    return WatchState()
+
+
+def advance(state: WatchState, job: JobInfo, read_from: int) -> WatchState:
+    """The attempt's state machine, before this poll's lines are read from offset `read_from`."""
+    if job.restart_count != state.attempt:
+        state = replace(state, requeued=state.attempt != -1, attempt=job.restart_count, attempt_offset=read_from,
+                        sent=frozenset(), ended=False, seq=0)
+    if job.state == JobState.RUNNING and state.running != job.restart_count:
+        state = replace(state, running=job.restart_count, attempt_offset=read_from)
+    return state
+
+
+def follows_progress(state: WatchState, job: JobInfo) -> bool:
+    """After `advance`: whether this poll's lines feed the job's rhythm (the attempt runs, its end not handled)."""
+    return not state.ended and job.state == JobState.RUNNING and state.running == job.restart_count
+
+
+def judge(job: JobInfo, state: WatchState, seen: Seen, settings: RuleSettings) -> Outcome:
+    """Detections for one job in this poll, from the state `advance` left."""
+    if state.ended:
+        return Outcome(state=state)
+    # Until the new attempt runs, what is written is the previous attempt's
+    # teardown (Slurm's "CANCELLED ... DUE TO JOB REQUEUE", srun's late
+    # reports) and the allocation still lists the old nodes: none of it is news.
+    started = state.running == job.restart_count
+    lines = seen.lines if started else ()
+    now = seen.now
+    sent = set(state.sent)
+    fault = state.fault
+    detections: list[Detection] = []
+    opened: list[Opened] = []
+    audit: list[AuditEvent] = []
+
+    def written() -> datetime:
+        """When the job last wrote output: the time of a failure that carries none of its own."""
+        return min(now, seen.modified() or now)
+
+    def detect(key: str, kind: DetectionKind, occurred: datetime, **fields: Any) -> None:
+        """`occurred`: when the failure happened, as well as the signal tells."""
+        nonlocal fault
+        if key in sent or len(sent) >= settings.max_signals_per_attempt:
+            return
+        slowdown = kind is DetectionKind.SLOWDOWN  # an incident of its own beside the attempt's
+        if not any(k.startswith("slowdown:") == slowdown for k in sent):  # it opens its incident
+            opened.append(Opened(kind, occurred))
+            if not slowdown:
+                fault = Fault(at=occurred, kind=kind, attempt=job.restart_count)
+        sent.add(key)
+        detections.append(Detection(kind=kind, at=now, job_id=job.job_id, attempt=job.restart_count,
+                                    submitted=job.submit_time, job_state=job.state, log_offset=state.attempt_offset,
+                                    **fields))
+
+    for text in lines:
+        hit = None if claims_trust(text) else settings.matcher.failure(text)  # a forged finding is no news
+        if hit is None or hit.onset is Onset.REPORTED:
+            # Slurm's report of an end it caused (a cancel, a time limit): its state says the rest.
+            continue
+        host = hit.groups.get("host")
+        if host and job.nodes and host not in job.nodes:
+            # It names a node this attempt does not run on: the previous
+            # attempt's srun reporting late, or text the job made up.
+            continue
+        detect(f"line:{hit.pattern}", DetectionKind.LOG_LINE, logged_at(text) or written(), line=text[:2000],
+               pattern=hit.pattern)
+    for node in job.nodes if started else []:
+        if node in seen.down:
+            # Slurm's own delay in noticing the node is not visible; the job went quiet when it died.
+            detect(f"node:{node}", DetectionKind.NODE_DOWN, written(), node=node)
+        if node in seen.kernel and job.state == JobState.RUNNING:
+            pattern, text = seen.kernel[node]
+            detect(f"kernel:{node}:{pattern}", DetectionKind.KERNEL, logged_at(text) or now, node=node, line=text,
+                   pattern=pattern)
+        if node in seen.metrics and job.state == JobState.RUNNING:
+            pattern, text = seen.metrics[node]
+            detect(f"metrics:{node}:{pattern}", DetectionKind.METRICS, now, node=node, line=text,
+                   pattern=pattern)
+    recovered = None
+    if started and job.state == JobState.RUNNING:
+        if fault is not None and job.restart_count > fault.attempt and seen.stepped:
+            # A later attempt trains again: the job has recovered from the fault.
+            recovered, fault = fault, None
+        for finding in seen.findings:
+            # What a finding means is the runbooks' to say (runbooks/hang.yaml, slowdown.yaml).
+            hit = settings.matcher.failure(finding.line)
+            if hit is not None:
+                lasted = _LASTED.search(finding.line)
+                began = now - timedelta(seconds=float(lasted.group(1))) if lasted else now
+                detect(f"{finding.kind.value}:{finding.node}", DetectionKind(finding.kind.value), began,
+                       line=finding.line, node=finding.node, pattern=hit.pattern)
+    ended = False
+    # Right after a requeue Slurm can show the new restart count with a
+    # FAILED state left by the old attempt's batch script: only an attempt
+    # seen running (or the first one we see) can end.
+    if job.state in ENDED_BADLY and (started or not state.requeued):
+        ended = True
+        detect(f"ended:{job.state}", DetectionKind.JOB_ENDED, job.end_time or written(),
+               line=f"slurm: job {job.job_id} attempt {job.restart_count} ended {job.state}"
+                    f" reason={job.state_reason} exit_code={job.exit_code}")
+    elif job.state in ENDED_AS_MEANT:
+        ended = True
+        event = EventType.JOB_COMPLETED if job.state == JobState.COMPLETED else EventType.JOB_ENDED
+        audit.append(AuditEvent(
+            key=f"{settings.cluster}/{job.job_id}/{job.restart_count}/{event.value}", event_type=event,
+            cluster=settings.cluster, job_id=job.job_id, attempt=job.restart_count,
+            details={"state": job.state, "exit_code": job.exit_code}))
+    if ended or fault is not state.fault or len(sent) != len(state.sent):
+        # Unchanged, the state is handed back as it came: most jobs, most polls.
+        state = replace(state, sent=frozenset(sent), ended=ended, fault=fault)
+    return Outcome(state=state, detections=tuple(detections), audit=tuple(audit), opened=tuple(opened),
+                   recovered=recovered)
