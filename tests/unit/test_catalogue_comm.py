@@ -176,6 +176,58 @@ FAMILIES = [
     ("terminate called without an active exception", "native-abort", C.PROCESS_CRASH, L.AMBIGUOUS),
     ("mpirun noticed that process rank 3 with PID 5151 on node host7 exited on signal 6 (Aborted).", "native-abort",
      C.PROCESS_CRASH, L.AMBIGUOUS),
+    # Round 3 (issue 11): hangs in the text, the HCA and network interfaces, slurmctld refusals, a bare
+    # SIGKILL (runbooks name each source).
+    # Hangs the text shows with no timeout behind them.
+    ("[2031-05-02 08:00:00.000001: W /build/horovod/common/stall_inspector.cc:107] One or more tensors were "
+     "submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks "
+     "for more than 60 seconds. This may indicate that different ranks are trying to submit different tensors",
+     "horovod-stall", C.HANG, L.AMBIGUOUS),
+    ('[2031-05-02 08:05:00.000001: E /build/horovod/common/stall_inspector.cc:105] One or more rank (marked by '
+     '"!") is stalled for longer than 300 seconds. Will shutdown.', "horovod-stall", C.HANG, L.AMBIGUOUS),
+    ("Stalled ops:grad_fc1_0 [missing ranks: 1, 6]", "horovod-stall", C.HANG, L.AMBIGUOUS),
+    ("    barrier (torch/distributed/distributed_c10d.py:4102)", "stack-dump-in-collective", C.HANG, L.AMBIGUOUS),
+    ("    all_reduce (deepspeed/comm/torch.py:155)", "stack-dump-in-collective", C.HANG, L.AMBIGUOUS),
+    ("Timeout (0:45:00)!", "stack-dump-in-collective", C.HANG, L.AMBIGUOUS),
+    # The flight recorder's own lines are comm_timeout's (the taxonomy names dump signals there).
+    ("[rank6]:[E0502 08:00:00.000000 ProcessGroupNCCL.cpp:700] Stack trace of the failed collective not found, "
+     "potentially because FlightRecorder is disabled.", "nccl-dump-signal", C.COMM_TIMEOUT, L.AMBIGUOUS),
+    ("[rank6]:[E0502 08:00:00.000000 ProcessGroupNCCL.cpp:2150] [PG ID 0 PG GUID 0(default_pg) Rank 6] First PG "
+     "on this rank to signal dumping.", "nccl-dump-signal", C.COMM_TIMEOUT, L.AMBIGUOUS),
+    # The HCA and the node's network interfaces.
+    ("Jun  1 04:00:00 cn31 kernel: mlx5_core 0000:c1:00.0: print_health_info:431:(pid 0): synd 0x7: irisc not "
+     "responding", "ib-async-port-event", C.INTERCONNECT, L.INFRASTRUCTURE_NETWORK),
+    ("Jun  1 04:00:00 cn31 kernel: mlx5_core 0000:c1:00.0: mlx5_health_try_recover:341:(pid 812): health "
+     "recovery flow aborted, PCI reads still not working", "ib-async-port-event", C.INTERCONNECT,
+     L.INFRASTRUCTURE_NETWORK),
+    ("Jun  1 04:00:00 cn31 kernel: mlx5_core 0000:c1:00.0: wait_func:1160:(pid 77): QUERY_Q_COUNTER(0x773) "
+     "timeout. Will cause a leak of a command resource", "ib-async-port-event", C.INTERCONNECT,
+     L.INFRASTRUCTURE_NETWORK),
+    ("Jun  1 04:00:00 cn31 kernel: NETDEV WATCHDOG: eno2 (igb): transmit queue 1 timed out 5004 ms",
+     "netdev-tx-timeout", C.INTERCONNECT, L.INFRASTRUCTURE_NETWORK),
+    ("Jun  1 04:00:00 cn31 kernel: ib1: transmit timeout: latency 12040 msecs", "netdev-tx-timeout",
+     C.INTERCONNECT, L.INFRASTRUCTURE_NETWORK),
+    ("Jun  1 04:00:00 cn31 kernel: bond1: now running without any active interface!", "netdev-tx-timeout",
+     C.INTERCONNECT, L.INFRASTRUCTURE_NETWORK),
+    ("Jun  1 04:00:00 cn31 kernel: NVRM: GPU at PCI:0000:9d:00: GPU-0f0f: NVLink: fatal error detected on link 7",
+     "nvlink-error", C.INTERCONNECT, L.HARDWARE),
+    ("[Jun 01 2031 04:00:00] [ERROR] [tid 901] detected NVSwitch fatal error 12028 on fid 0 on NVSwitch pci bus id "
+     "00000000:07:00.0 physical id 2 port 40", "nvswitch-sxid-fatal", C.INTERCONNECT, L.HARDWARE),
+    # slurmctld refusing a submission: its policy and its state are the scheduler's layer.
+    ("sbatch: error: QOSMaxSubmitJobPerUserLimit", "slurm-policy-limit", C.SCHEDULER_LIMIT, L.SCHEDULER),
+    ("srun: error: Unable to allocate resources: Job violates accounting/QOS policy (job submit limit, user's size "
+     "and/or time limits)", "slurm-policy-limit", C.SCHEDULER_LIMIT, L.SCHEDULER),
+    ("sbatch: error: Batch job submission failed: Invalid qos specification", "slurm-policy-limit",
+     C.SCHEDULER_LIMIT, L.SCHEDULER),
+    ("srun: error: Unable to allocate resources: Required node not available (down, drained or reserved)",
+     "slurm-resources-unavailable", C.SCHEDULER_LIMIT, L.SCHEDULER),
+    # A request the cluster cannot satisfy at all stays the submission's (application).
+    ("sbatch: error: Batch job submission failed: Invalid generic resource (gres) specification",
+     "slurm-step-config", C.SCHEDULER_LIMIT, L.APPLICATION),
+    ("sbatch: error: Batch job submission failed: Rate limit exceeded, please retry momentarily",
+     "slurmctld-unreachable", C.LAUNCH, L.SCHEDULER),
+    # A worker dead by SIGKILL, nothing else said: the launcher's wrapper, layer unknown.
+    ("  traceback : Signal 9 (SIGKILL) received by PID 40412", "launcher-child-failed", C.APP_ERROR, L.AMBIGUOUS),
 ]
 
 
@@ -212,6 +264,25 @@ BENIGN = [
     "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
     "Node host9 now responding",
     "host4:31:40 [2] NCCL INFO Channel 03/0 : 2[2] -> 10[2] [send] via NET/IB/4/GDRDMA",
+    # Round 3 (issue 11): informative kernel lines, scancel's errors, py-spy headers, a handled NaN skip.
+    "Jun  1 04:00:00 cn31 kernel: mlx5_core 0000:c1:00.0 enp193s0f0np0: Link up",
+    "Jun  1 04:00:00 cn31 kernel: IPv6: ADDRCONF(NETDEV_CHANGE): ib1: link becomes ready",
+    "Jun  1 04:00:00 cn31 kernel: mlx5_core 0000:c1:00.0: mlx5_health_try_recover:352:(pid 812): health recovery "
+    "succeeded",
+    "Jun  1 04:00:00 cn31 kernel: bond1: (slave ens2f1): link status definitely up, 100000 Mbps full duplex",
+    # A command the firmware refused: printed for probed features and deliberate reconfigurations.
+    "Jun  1 04:00:00 cn31 kernel: mlx5_core 0000:c1:00.0: mlx5_cmd_out_err:838:(pid 77): SET_FLOW_TABLE_ROOT(0x92f) "
+    "op_mod(0x0) failed, status bad parameter(0x3), syndrome (0x2d3e), err(-22)",
+    "Jun  1 04:00:00 cn31 kernel: nvidia-nvswitch1: SXid (PCI:0000:07:00.0): 12028, Non-fatal, Link 40 egress "
+    "non-posted PRIV error (First)",
+    # scancel's own errors: no cancel happened.
+    "scancel: error: Kill job error on job id 5521: Job/step already completing or completed",
+    # py-spy's thread header and the torchrun agent's own wait are not a rank stuck in a collective.
+    'Thread 52031 (idle): "MainThread"',
+    "    _wait_for_workers (torch/distributed/elastic/agent/server/api.py:905)",
+    "    wait (threading.py:331)",
+    # A framework that skipped a non-finite step and went on.
+    "Found NaN in gradients at step 77, skipping the optimizer step",
 ]
 
 

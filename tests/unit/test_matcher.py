@@ -226,6 +226,18 @@ FAILURES = [
     ("[ 91.2] pcieport 0000:80:01.1: AER: Uncorrected (Non-Fatal) error received: 0000:81:00.0", "pcie-aer-error"),
     ("[ 91.2] nvidia 0000:81:00.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, "
      "(Requester ID)", "pcie-aer-error"),
+    # Hangs in the text: Horovod's stall inspector, a py-spy dump parked in a collective.
+    ("[2031-05-02 08:00:00.000001: W /build/horovod/common/stall_inspector.cc:107] One or more tensors were "
+     "submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks "
+     "for more than 60 seconds.", "horovod-stall"),
+    ("    all_gather_into_tensor (torch/distributed/distributed_c10d.py:2911)", "stack-dump-in-collective"),
+    # The node's network interface stops sending (sch_generic.c, ipoib_main.c, bond_main.c).
+    ("Jun  1 04:00:00 cn31 kernel: NETDEV WATCHDOG: CPU: 7: transmit queue 5 timed out 8192 ms",
+     "netdev-tx-timeout"),
+    # slurmctld refusing a submission (slurm_errno.c).
+    ("sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified",
+     "slurm-policy-limit"),
+    ("salloc: error: Job submit/allocate failed: Partition in DOWN state", "slurm-resources-unavailable"),
 ]
 
 # Lines that look close to a failure and are not one.
@@ -297,6 +309,7 @@ VETOED = [
      'dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: Broken pipe',
      "tcpstore-should-dump"),
     ("gpu3:1:9 [0] NCCL WARN Cuda failure 'driver shutting down'", "nccl-driver-shutting-down"),
+    ("[rank2]: step 1200: loss: nan, skipping this step", "nonfinite-step-skipped"),
 ]
 
 
