@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from temporalio import activity
 
 from respawn.advisor.advice import TERMINAL, Advice, AdviceRef, AdviceRequest, AdviceStore, Outcome, Status
+from respawn.audit.details import AdvisedDetails, ReconciledDetails
 from respawn.audit.trail import EventType, incident_event
 from respawn.services import Services
 from respawn.surfaces import telemetry
@@ -27,8 +28,8 @@ class AdviceActivities:
         row = incident_event(
             EventType.ADVISED, incident_id=req.incident_id, cluster=req.cluster, job_id=req.job_id,
             attempt=req.attempt, nodes=req.exclude, action=req.desired.value,
-            details={"generation": advice.generation, "exclude": req.exclude, "drain": req.drain,
-                     "reason": req.reason})
+            details=AdvisedDetails(generation=advice.generation, exclude=req.exclude, drain=req.drain,
+                                   reason=req.reason))
         if self._s.audit.record(row):
             telemetry.recorded(row, self._s.audit)
         return advice
@@ -60,8 +61,8 @@ class AdviceActivities:
         row = incident_event(
             EventType.RECONCILED, incident_id=ref.incident_id, cluster=ref.cluster, job_id=ref.job_id,
             attempt=ref.attempt, nodes=advice.exclude, action=advice.desired.value, acted=outcome.converged,
-            details={"generation": ref.generation, "status": advice.status.value, "controller": advice.controller,
-                     "detail": outcome.detail})
+            details=ReconciledDetails(generation=ref.generation, status=advice.status.value,
+                                      controller=advice.controller, detail=outcome.detail))
         if self._s.audit.record(row):
             telemetry.recorded(row, self._s.audit)
         return outcome

@@ -6,6 +6,7 @@ from temporalio import activity
 
 from respawn.attribution.attribute import attribute
 from respawn.attribution.hook import consult
+from respawn.audit.details import DecidedDetails, EnrolledDetails
 from respawn.audit.trail import AuditRow, EventType
 from respawn.decision.decide import JobHistory, JobShape, PastIncident, decide
 from respawn.decision.ledger import NodeRecord, judge_nodes
@@ -100,7 +101,7 @@ class AssessmentActivities:
         # Slurm reuses job ids: an older job's decisions under this id are not this job's history.
         since = _first_submitted(rows, incident.submitted)
         ours = [r for r in rows if r.event_type is EventType.DECIDED
-                and (since is None or (r.details.get("submitted") or since) >= since)]
+                and (since is None or (r.detail(DecidedDetails).submitted or since) >= since)]
         return JobHistory(restarts=incident.attempt,  # Slurm's restart count is the attempt number
                           incidents=past_incidents(ours, incident.attempt), excluded_nodes=excluded)
 
@@ -112,9 +113,8 @@ def _first_submitted(rows: list[AuditRow], current: datetime | None) -> str | No
     if current is None:
         return None
     now = current.astimezone(UTC).isoformat()
-    firsts = [r.details["submitted"] for r in rows if r.event_type is EventType.ENROLLED
-              and r.details.get("submitted") and r.details["submitted"] <= now]
-    return max(firsts, default=None)
+    submitted = [r.detail(EnrolledDetails).submitted for r in rows if r.event_type is EventType.ENROLLED]
+    return max((s for s in submitted if s and s <= now), default=None)
 
 
 def past_incidents(decided: list[AuditRow], attempt: int) -> list[PastIncident]:
@@ -133,6 +133,6 @@ def past_incidents(decided: list[AuditRow], attempt: int) -> list[PastIncident]:
             ended[row.attempt] = row
     return [
         PastIncident(attempt=a, failure_class=FailureClass(r.failure_class), nodes=r.nodes,
-                     checkpoint_step=r.details.get("checkpoint_step"))
+                     checkpoint_step=r.detail(DecidedDetails).checkpoint_step)
         for a, r in sorted(ended.items())
     ]

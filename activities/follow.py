@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from temporalio import activity
 
+from respawn.audit.details import AttemptStartedDetails, EventDetails, ResumedDetails
 from respawn.audit.trail import EventType, incident_event
 from respawn.scheduler.errors import SchedulerError
 from respawn.services import Services
@@ -34,7 +35,7 @@ class FollowActivities:
                 job = None
             if job is not None and job.restart_count > req.attempt and job.state == "RUNNING":
                 started = AttemptStarted(attempt=job.restart_count, nodes=job.nodes, at=datetime.now(UTC))
-                self._record(req, EventType.ATTEMPT_STARTED, started.attempt, started.nodes, {})
+                self._record(req, EventType.ATTEMPT_STARTED, started.attempt, started.nodes, AttemptStartedDetails())
                 return started
             await asyncio.sleep(_POLL_S)
         return None
@@ -61,13 +62,14 @@ class FollowActivities:
                     resumed = Resumed(step=step, resumed_from=resumed_from, at=datetime.now(UTC))
                     self._record(
                         req, EventType.RESUMED, req.attempt + 1, [],
-                        {"step": step, "resumed_from": resumed_from, "line": text[:500]},
+                        ResumedDetails(step=step, resumed_from=resumed_from, line=text[:500]),
                     )
                     return resumed
             await asyncio.sleep(_POLL_S)
         return None
 
-    def _record(self, req: FollowRequest, event: EventType, attempt: int, nodes: list[str], details: dict) -> None:
+    def _record(self, req: FollowRequest, event: EventType, attempt: int, nodes: list[str],
+                details: EventDetails) -> None:
         row = incident_event(event, incident_id=req.incident_id, cluster=req.cluster, job_id=req.job_id,
                              attempt=attempt, nodes=nodes, details=details)
         if self._s.audit.record(row):

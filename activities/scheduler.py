@@ -7,6 +7,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from respawn.activities.errors import as_activity_error
+from respawn.audit.details import SchedulerActDetails
 from respawn.audit.trail import EventType, incident_event
 from respawn.scheduler.errors import JobPending, SchedulerError
 from respawn.scheduler.slurm import JobInfo
@@ -110,7 +111,7 @@ class SchedulerActivities:
             event, incident_id=req.incident_id, cluster=req.cluster, job_id=req.job_id, attempt=req.attempt,
             nodes=nodes if nodes is not None else req.exclude if event is EventType.EXCLUDED else [],
             action=action, acted=True,
-            details={"changed": result.done, "detail": result.detail, "reason": req.reason})
+            details=SchedulerActDetails(changed=result.done, detail=result.detail, reason=req.reason))
         if self._s.audit.record(row):
             telemetry.recorded(row, self._s.audit)
         return result

@@ -21,6 +21,16 @@ with workflow.unsafe.imports_passed_through():
     from respawn.activities.scheduler import SchedulerActivities
     from respawn.advisor.advice import AdviceRef, AdviceRequest, Desired, Outcome
     from respawn.attribution.runbook import Action
+    from respawn.audit.details import (
+        AttributedDetails,
+        DecidedDetails,
+        DetectedDetails,
+        IncidentClosedDetails,
+        NotInterruptedDetails,
+        OverrideDetails,
+        StoppedDetails,
+        SystemicDetails,
+    )
     from respawn.audit.trail import EventType, incident_event
     from respawn.config.cluster import Mode
     from respawn.decision.decide import Decision
@@ -145,11 +155,11 @@ class IncidentWorkflow:
             JOB_ID.value_set(str(inp.job_id)), CLUSTER.value_set(inp.cluster), PHASE.value_set(self._phase.value)
         ])
         first = self._detections[0]
-        await self._record(EventType.DETECTED, at=first.at, pattern=first.pattern, details={
-            "kind": first.kind.value, "line": (first.line or "")[:500], "pattern": first.pattern,
-            "node": first.node, "job_state": first.job_state, "mode": inp.mode.value,
-            "environment": inp.environment,
-        })
+        await self._record(EventType.DETECTED, at=first.at, pattern=first.pattern, details=DetectedDetails(
+            kind=first.kind.value, line=(first.line or "")[:500], pattern=first.pattern,
+            node=first.node, job_state=first.job_state, mode=inp.mode.value,
+            environment=inp.environment,
+        ))
 
         # Coalesce: the other ranks' lines and Slurm's verdict arrive within a second.
         await workflow.sleep(timedelta(seconds=inp.settle_s))
@@ -176,32 +186,32 @@ class IncidentWorkflow:
         self._set_phase(Phase.ATTRIBUTED)
         common = dict(failure_class=attribution.failure_class.value, pattern=attribution.pattern,
                       cause_layer=attribution.cause_layer.value)
-        await self._record(EventType.ATTRIBUTED, nodes=attribution.nodes, **common, details={
-            "node_implicated": attribution.node_implicated, "line": (attribution.line or "")[:500],
-            "recoverable_by_restart": attribution.recoverable_by_restart, "job_state": gathered.job_state,
-            "down_nodes": gathered.evidence.down_nodes, "source": attribution.source.value,
-            "hook_error": attribution.hook_error, "hook_rationale": attribution.hook_rationale,
-            "hook_refused_nodes": attribution.hook_refused_nodes,
-            "unknown": attribution.unknown, "last_lines": attribution.last_lines,
-        })
+        await self._record(EventType.ATTRIBUTED, nodes=attribution.nodes, **common, details=AttributedDetails(
+            node_implicated=attribution.node_implicated, line=(attribution.line or "")[:500],
+            recoverable_by_restart=attribution.recoverable_by_restart, job_state=gathered.job_state,
+            down_nodes=gathered.evidence.down_nodes, source=attribution.source.value,
+            hook_error=attribution.hook_error, hook_rationale=attribution.hook_rationale,
+            hook_refused_nodes=attribution.hook_refused_nodes,
+            unknown=attribution.unknown, last_lines=attribution.last_lines,
+        ))
         nodes = assessment.nodes
         if nodes.systemic:
             await self._record(EventType.SYSTEMIC, nodes=attribution.nodes, **common,
-                               details={"reason": nodes.reason})
+                               details=SystemicDetails(reason=nodes.reason))
         acting = inp.mode is Mode.ACTION
         # A stop withholds the requeue of an attempt that ended; of one that still runs, it withholds nothing.
         withholds_nothing = confirming and not assessment.interruption.ended
         # The recommendation is on record before anything is done about it.
         await self._record(EventType.DECIDED, nodes=attribution.nodes, action=decision.action.value,
                            acted=acting and not (decision.action is Action.STOP and withholds_nothing),
-                           **common, details={
-                               "reason": decision.reason, "exclude": decision.exclude,
-                               "newly_excluded": decision.newly_excluded, "drain": nodes.drain,
-                               "drain_backed": nodes.drain_backed, "systemic": nodes.systemic,
-                               "checkpoint_step": gathered.checkpoint_step, "mode": inp.mode.value,
-                               "interruption": assessment.interruption.why if confirming else None,
-                               "submitted": inp.submitted.astimezone(UTC).isoformat() if inp.submitted else None,
-                           })
+                           **common, details=DecidedDetails(
+                               reason=decision.reason, exclude=decision.exclude,
+                               newly_excluded=decision.newly_excluded, drain=nodes.drain,
+                               drain_backed=nodes.drain_backed, systemic=nodes.systemic,
+                               checkpoint_step=gathered.checkpoint_step, mode=inp.mode.value,
+                               interruption=assessment.interruption.why if confirming else None,
+                               submitted=inp.submitted.astimezone(UTC).isoformat() if inp.submitted else None,
+                           ))
         result = IncidentResult(incident_id=iid, phase=self._phase, failure_class=attribution.failure_class.value,
                                 action=decision.action.value, acted=acting, reason=decision.reason,
                                 excluded_nodes=decision.exclude)
@@ -213,8 +223,8 @@ class IncidentWorkflow:
             # person's explicit command, on record with who and why.
             override = self._override
             await self._record(EventType.OVERRIDE, action=override.action.value, nodes=override.exclude,
-                               acted=override.action not in (OverrideAction.DENY,), details={
-                                   "who": override.who, "reason": override.reason})
+                               acted=override.action not in (OverrideAction.DENY,), details=OverrideDetails(
+                                   who=override.who, reason=override.reason))
             drain = []  # an operator decides about nodes himself
             if override.action is OverrideAction.DENY:
                 result.acted, result.reason = False, f"denied by {override.who}: {override.reason}"
@@ -241,7 +251,7 @@ class IncidentWorkflow:
                     result.acted, result.reason = False, f"{decision.reason}; advice not carried out: {outcome.detail}"
                     return await self._close(result, Phase.CLOSED)
             await self._record(EventType.STOPPED, action="stop", acted=True, **common,
-                               details={"reason": decision.reason})
+                               details=StoppedDetails(reason=decision.reason))
             return await self._close(result, Phase.STOPPED)
 
         self._set_phase(Phase.ACTING)
@@ -305,9 +315,9 @@ class IncidentWorkflow:
                 why += f" and trained on (step {suspected_at} to {gathered.last_step})"
         await self._record(EventType.NOT_INTERRUPTED, failure_class=attribution.failure_class.value,
                            pattern=attribution.pattern, cause_layer=attribution.cause_layer.value, acted=False,
-                           details={"why": why, "line": (attribution.line or "")[:500],
-                                    "job_state": gathered.job_state, "suspected_at_step": suspected_at,
-                                    "last_step": gathered.last_step})
+                           details=NotInterruptedDetails(why=why, line=(attribution.line or "")[:500],
+                                                         job_state=gathered.job_state, suspected_at_step=suspected_at,
+                                                         last_step=gathered.last_step))
         result = IncidentResult(incident_id=iid, phase=Phase.NOT_INTERRUPTED,
                                 failure_class=attribution.failure_class.value, reason=why, log_end=gathered.log_end)
         return await self._close(result, Phase.NOT_INTERRUPTED)
@@ -365,7 +375,7 @@ class IncidentWorkflow:
         self._set_phase(phase)
         result.phase = phase
         await self._record(EventType.INCIDENT_CLOSED, failure_class=result.failure_class, action=result.action,
-                           acted=result.acted, details={"phase": phase.value, "reason": result.reason})
+                           acted=result.acted, details=IncidentClosedDetails(phase=phase.value, reason=result.reason))
         return result
 
     def _set_phase(self, phase: Phase) -> None:

@@ -7,7 +7,20 @@ so a long-running reader (the console) keeps up by folding only what is new.
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from respawn.audit.trail import AuditRow, AuditTrail, EventType
+from respawn.audit.details import (
+    DecidedDetails,
+    DetectedDetails,
+    EnrolledDetails,
+    IncidentClosedDetails,
+    JobEndDetails,
+    NotEnrolledDetails,
+    NotInterruptedDetails,
+    OverrideDetails,
+    ResumedDetails,
+    WatchErrorDetails,
+    reason_or_detail,
+)
+from respawn.audit.trail import AuditRow, AuditTrail
 from respawn.config.cluster import ClusterConfig
 
 
@@ -78,11 +91,12 @@ class AuditSummary:
 
     def fold(self, row: AuditRow) -> None:
         self.last_id = max(self.last_id, row.id)
-        d = row.details
-        if row.event_type in (EventType.ENROLLED, EventType.NOT_ENROLLED):
-            enrolled = row.event_type is EventType.ENROLLED
-            job = JobSummary(row.job_id, enrolled, d.get("environment"), d.get("mode"),
-                             (d.get("note") if enrolled else d.get("reason")) or "")
+        d = row.typed_details
+        if isinstance(d, EnrolledDetails | NotEnrolledDetails):
+            if isinstance(d, EnrolledDetails):
+                job = JobSummary(row.job_id, True, d.environment, d.mode, d.note or "")
+            else:
+                job = JobSummary(row.job_id, False, None, None, d.reason or "")
             if (known := self.jobs.get(row.job_id)) is not None:  # the comment changed: the newest word counts
                 job.attempt, job.ended, job.incidents = known.attempt, known.ended, known.incidents
             self.jobs[row.job_id] = job
@@ -90,8 +104,8 @@ class AuditSummary:
         job = self.jobs.get(row.job_id)
         if job is not None and row.attempt is not None:
             job.attempt = max(job.attempt or 0, row.attempt)
-        if row.event_type in (EventType.JOB_COMPLETED, EventType.JOB_ENDED) and job is not None:
-            job.ended = d.get("state")
+        if isinstance(d, JobEndDetails) and job is not None:
+            job.ended = d.state
         if row.incident_id is None:
             return
         incident = self.incidents.get(row.incident_id)
@@ -100,16 +114,16 @@ class AuditSummary:
                 row.incident_id, row.job_id, row.attempt, row.at, row.id)
             if job is not None:
                 job.incidents.append(row.incident_id)
-        if row.event_type is EventType.DETECTED:
-            incident.kind, incident.environment, incident.mode = d.get("kind"), d.get("environment"), d.get("mode")
-        elif row.event_type is EventType.DECIDED:
+        if isinstance(d, DetectedDetails):
+            incident.kind, incident.environment, incident.mode = d.kind, d.environment, d.mode
+        elif isinstance(d, DecidedDetails):
             incident.failure_class, incident.nodes, incident.action = row.failure_class, row.nodes, row.action
-            incident.acted, incident.reason, incident.exclude = row.acted, d.get("reason", ""), d.get("exclude", [])
-        elif row.event_type is EventType.OVERRIDE:
-            incident.override = {"action": row.action, "who": d.get("who"), "reason": d.get("reason"),
+            incident.acted, incident.reason, incident.exclude = row.acted, d.reason, d.exclude
+        elif isinstance(d, OverrideDetails):
+            incident.override = {"action": row.action, "who": d.who, "reason": d.reason,
                                  "exclude": row.nodes}
-        elif row.event_type is EventType.INCIDENT_CLOSED:
-            incident.phase, incident.closed = d.get("phase", "closed"), row.at
+        elif isinstance(d, IncidentClosedDetails):
+            incident.phase, incident.closed = d.phase, row.at
             incident.failure_class = incident.failure_class or row.failure_class
 
 
@@ -135,18 +149,18 @@ def jobs(config: ClusterConfig) -> list[dict]:
 
 def describe(row: AuditRow) -> str:
     """One line on what an event says, for a timeline."""
-    d = row.details
-    if row.event_type is EventType.DETECTED:
-        return f"{d.get('kind')}: {d.get('line') or d.get('node') or ''}"[:100]
-    if row.event_type is EventType.RESUMED:
-        return f"step {d.get('step')}, resumed from checkpoint step {d.get('resumed_from')}"
-    if row.event_type in (EventType.JOB_COMPLETED, EventType.JOB_ENDED):
-        return str(d.get("state"))
-    if row.event_type is EventType.OVERRIDE:
-        return f"{d.get('who')}: {d.get('reason')}"
-    if row.event_type is EventType.NOT_INTERRUPTED:
+    d = row.typed_details
+    if isinstance(d, DetectedDetails):
+        return f"{d.kind}: {d.line or d.node or ''}"[:100]
+    if isinstance(d, ResumedDetails):
+        return f"step {d.step}, resumed from checkpoint step {d.resumed_from}"
+    if isinstance(d, JobEndDetails):
+        return str(d.state)
+    if isinstance(d, OverrideDetails):
+        return f"{d.who}: {d.reason}"
+    if isinstance(d, NotInterruptedDetails):
         # A suspicion, not an interruption: recommended nothing, nobody acted.
-        return f"not interrupted: {d.get('why')} ({row.pattern or 'no pattern'})"[:160]
-    if row.event_type is EventType.WATCH_ERROR:
-        return f"output not watched: {d.get('detail')}"[:160]
-    return d.get("reason") or d.get("detail") or d.get("note") or ""
+        return f"not interrupted: {d.why} ({row.pattern or 'no pattern'})"[:160]
+    if isinstance(d, WatchErrorDetails):
+        return f"output not watched: {d.detail}"[:160]
+    return reason_or_detail(d) or (d.note if isinstance(d, EnrolledDetails) else None) or ""

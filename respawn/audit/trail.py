@@ -10,9 +10,31 @@ import sqlite3
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
+
+from respawn.audit.details import (
+    AdvisedDetails,
+    AttemptStartedDetails,
+    AttributedDetails,
+    DecidedDetails,
+    DetectedDetails,
+    EnrolledDetails,
+    EventDetails,
+    IncidentClosedDetails,
+    JobEndDetails,
+    NotEnrolledDetails,
+    NotInterruptedDetails,
+    OverrideDetails,
+    ReconciledDetails,
+    ResumedDetails,
+    SchedulerActDetails,
+    StoppedDetails,
+    SystemicDetails,
+    WatchdogReleasedDetails,
+    WatchErrorDetails,
+)
 
 
 class EventType(StrEnum):
@@ -40,7 +62,45 @@ class EventType(StrEnum):
     RECONCILED = "reconciled"  # advisor transport: a controller converged or abandoned it (or none did in time)
 
 
-class AuditEvent(BaseModel):
+# The model of each event type's details (respawn/audit/details.py): the one place that says
+# what a row of that type carries beyond its columns.
+DETAILS: dict[EventType, type[EventDetails]] = {
+    EventType.NOT_ENROLLED: NotEnrolledDetails,
+    EventType.ENROLLED: EnrolledDetails,
+    EventType.DETECTED: DetectedDetails,
+    EventType.NOT_INTERRUPTED: NotInterruptedDetails,
+    EventType.ATTRIBUTED: AttributedDetails,
+    EventType.DECIDED: DecidedDetails,
+    EventType.HELD: SchedulerActDetails,
+    EventType.EXCLUDED: SchedulerActDetails,
+    EventType.RELEASED: SchedulerActDetails,
+    EventType.STOPPED: StoppedDetails,
+    EventType.ATTEMPT_STARTED: AttemptStartedDetails,
+    EventType.RESUMED: ResumedDetails,
+    EventType.JOB_COMPLETED: JobEndDetails,
+    EventType.JOB_ENDED: JobEndDetails,
+    EventType.WATCH_ERROR: WatchErrorDetails,
+    EventType.INCIDENT_CLOSED: IncidentClosedDetails,
+    EventType.OVERRIDE: OverrideDetails,
+    EventType.DRAINED: SchedulerActDetails,
+    EventType.SYSTEMIC: SystemicDetails,
+    EventType.WATCHDOG_RELEASED: WatchdogReleasedDetails,
+    EventType.ADVISED: AdvisedDetails,
+    EventType.RECONCILED: ReconciledDetails,
+}
+
+D = TypeVar("D", bound=EventDetails)
+
+
+def details_of(event_type: EventType, details: dict[str, Any]) -> EventDetails:
+    """A row's details as the model of its type. Tolerant of older and newer rows
+    (respawn/audit/details.py): a missing field reads as its default, a key the model does
+    not name is left out; a value of the wrong type fails."""
+    model = DETAILS[event_type]
+    return model.model_validate({k: v for k, v in details.items() if k in model.model_fields})
+
+
+class _Event(BaseModel):
     key: str  # names the event exactly once; a second write with it is ignored
     event_type: EventType
     cluster: str
@@ -53,19 +113,60 @@ class AuditEvent(BaseModel):
     nodes: list[str] = Field(default_factory=list)
     action: str | None = None
     acted: bool | None = None  # True: done on the scheduler; False: recommended only
+    # As stored: the JSON object of the event type's model (DETAILS). Read it typed.
     details: dict[str, Any] = Field(default_factory=dict)
     at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
+    @property
+    def typed_details(self) -> EventDetails:
+        """The details as the model of the event's type."""
+        return details_of(self.event_type, self.details)
 
-class AuditRow(AuditEvent):
+    def detail(self, model: type[D]) -> D:
+        """The details as `model`, which must be the model of the event's type."""
+        if DETAILS[self.event_type] is not model:
+            raise TypeError(f"the details of {self.event_type.value!r} events are "
+                            f"{DETAILS[self.event_type].__name__}, not {model.__name__}")
+        details = self.typed_details
+        assert isinstance(details, model)
+        return details
+
+
+class AuditEvent(_Event):
+    """An event to write. Its details are checked against the model of its type (DETAILS):
+    a key the model does not name, or a value of the wrong type, fails here. They may be
+    given as that model; they are kept as the dict it dumps to."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _dump_details(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "event_type" in data and isinstance(data.get("details"), EventDetails):
+            event_type, details = EventType(data["event_type"]), data["details"]
+            if not isinstance(details, DETAILS[event_type]):
+                raise ValueError(f"the details of {event_type.value!r} events are {DETAILS[event_type].__name__},"
+                                 f" not {type(details).__name__}")
+            data = {**data, "details": details.model_dump()}
+        return data
+
+    @model_validator(mode="after")
+    def _check_details(self) -> "AuditEvent":
+        DETAILS[self.event_type].model_validate(self.details)
+        return self
+
+
+class AuditRow(_Event):
+    """An event as stored. Loaded as written, whatever its details say (an older or newer
+    release's row lists like any other); `typed_details` reads them tolerantly."""
+
     id: int
 
 
 def incident_event(event_type: EventType, *, incident_id: str, cluster: str, job_id: int, attempt: int | None,
-                   **fields: Any) -> AuditEvent:
+                   details: EventDetails | dict[str, Any] | None = None, **fields: Any) -> AuditEvent:
     """An incident's event, keyed by the incident and the step: written once, however often retried."""
-    return AuditEvent(key=f"{incident_id}/{event_type.value}", event_type=event_type, cluster=cluster,
-                      job_id=job_id, attempt=attempt, incident_id=incident_id, **fields)
+    return AuditEvent.model_validate({
+        "key": f"{incident_id}/{event_type.value}", "event_type": event_type, "cluster": cluster, "job_id": job_id,
+        "attempt": attempt, "incident_id": incident_id, "details": {} if details is None else details, **fields})
 
 
 _SCHEMA = """

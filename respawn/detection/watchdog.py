@@ -26,6 +26,7 @@ import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from respawn.audit.details import WatchdogReleasedDetails
 from respawn.audit.trail import AuditRow, AuditTrail, EventType, incident_event
 from respawn.config.cluster import ClusterConfig
 from respawn.scheduler.errors import SchedulerError
@@ -128,10 +129,11 @@ class Watchdog:
         self._audit.record(incident_event(
             EventType.WATCHDOG_RELEASED, incident_id=incident.incident_id, cluster=self._config.cluster,
             job_id=job.job_id, attempt=incident.attempt, action="release", acted=True,
-            details={"held_for_s": round(held_for, 3), "hold_timeout_s": timeout,
-                     "restart_count": job.restart_count, "excluded_nodes": job.excluded_nodes,
-                     "reason": f"held {held_for:.0f} s without a decision (timeout {timeout:g} s): "
-                               "released unchanged to normal scheduling"},
+            details=WatchdogReleasedDetails(
+                held_for_s=round(held_for, 3), hold_timeout_s=timeout,
+                restart_count=job.restart_count, excluded_nodes=job.excluded_nodes,
+                reason=f"held {held_for:.0f} s without a decision (timeout {timeout:g} s): "
+                       "released unchanged to normal scheduling"),
         ))
         log.warning("watchdog: released job %s, held %.0f s by %s", job.job_id, held_for, incident.incident_id)
         try:

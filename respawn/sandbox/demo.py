@@ -14,8 +14,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from respawn import sandbox
+from respawn.audit.details import DecidedDetails, JobEndDetails, ResumedDetails
 from respawn.audit.report import describe
-from respawn.audit.trail import AuditTrail, EventType
+from respawn.audit.trail import AuditRow, AuditTrail, EventType
 from respawn.config.cluster import ClusterConfig, SchedulerAccess, load_config
 from respawn.sandbox.lab import Lab
 from respawn.sandbox.labconfig import SERVER_PORT, WRITE_TOKEN, write_lab_config
@@ -117,7 +118,7 @@ async def _recover(lab: Lab, config: ClusterConfig, fault: FaultKind, node: str,
                             240, "the job to complete after recovery")
     finally:
         audit.close()
-    final_state = ended[0].details.get("state", "COMPLETED")
+    final_state = ended[0].detail(JobEndDetails).state or "COMPLETED"
     return _result(config, job_id, fired_at(lab, job_id, node), final_state)
 
 
@@ -125,7 +126,7 @@ def _result(config: ClusterConfig, job_id: int, fault_at: float | None, final_st
     audit = AuditTrail(config.audit_db)
     rows = audit.query(cluster=config.cluster, job_id=job_id)
     audit.close()
-    first = {}
+    first: dict[EventType, AuditRow] = {}
     for row in rows:
         first.setdefault(row.event_type, row)
 
@@ -149,9 +150,9 @@ def _result(config: ClusterConfig, job_id: int, fault_at: float | None, final_st
         "action_latency_s": _seconds(detected, released),
         "failure_class": decided.failure_class if decided else None,
         "pattern": decided.pattern if decided else None,
-        "excluded_nodes": decided.details.get("exclude", []) if decided else [],
+        "excluded_nodes": decided.detail(DecidedDetails).exclude if decided else [],
         "final_state": final_state,
-        "resumed_from_step": resumed.details.get("resumed_from") if resumed else None,
+        "resumed_from_step": resumed.detail(ResumedDetails).resumed_from if resumed else None,
         "incident_id": incident,
         "temporal_ui": config.temporal.workflow_url(incident) if incident else None,
         "timeline": [

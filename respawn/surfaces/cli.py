@@ -287,6 +287,7 @@ def _incidents(args: argparse.Namespace) -> int:
 
 
 def _audit(args: argparse.Namespace) -> int:
+    from respawn.audit.details import reason_or_detail
     from respawn.audit.trail import AuditTrail, EventType
 
     config = _config(args)
@@ -304,7 +305,7 @@ def _audit(args: argparse.Namespace) -> int:
              "event": r.event_type.value, "class": r.failure_class, "pattern": r.pattern,
              "nodes": ",".join(r.nodes), "action": r.action,
              "acted": {True: "acted", False: "recommended", None: ""}[r.acted],
-             "detail": r.details.get("reason") or r.details.get("detail") or ""} for r in rows],
+             "detail": reason_or_detail(r.typed_details)} for r in rows],
            ["id", "at", "job", "attempt", "event", "class", "pattern", "nodes", "action", "acted", "detail"])
     return 0
 

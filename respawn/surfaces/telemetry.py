@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
+from respawn.audit.details import DetectedDetails, IncidentClosedDetails
 from respawn.audit.trail import AuditEvent, AuditTrail, EventType
 from respawn.scheduler.errors import SchedulerError, error_from
 from respawn.scheduler.transport import CommandResult, Transport
@@ -88,7 +89,7 @@ def recorded(event: AuditEvent, audit: AuditTrail) -> None:
     match event.event_type:
         case EventType.INCIDENT_CLOSED:
             failure_class = event.failure_class if event.failure_class in _CLASSES else "unknown"
-            phase = event.details.get("phase")
+            phase = event.detail(IncidentClosedDetails).phase
             INCIDENTS.labels(failure_class=failure_class, outcome=phase if phase in _OUTCOMES else "closed").inc()
         case EventType.HELD:  # only an acting restart holds, once per incident
             RESTARTS.inc()
@@ -108,7 +109,8 @@ def _acted(event: AuditEvent, audit: AuditTrail) -> None:
     """The action latency of the incident whose job `event` handed back to the scheduler."""
     detected = audit.query(incident_id=event.incident_id, event_types=[EventType.DETECTED], limit=1)
     if detected:  # its time is the first detection's, as the detector saw it
-        ACTION_LATENCY.labels(kind=kind(detected[0].details.get("kind", ""))).observe(seconds(detected[0].at, event.at))
+        detected_kind = detected[0].detail(DetectedDetails).kind or ""
+        ACTION_LATENCY.labels(kind=kind(detected_kind)).observe(seconds(detected[0].at, event.at))
 
 
 class ErrorCountingTransport:
