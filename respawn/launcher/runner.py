@@ -1,0 +1,283 @@
+"""The launcher: runs the job's training step with `srun` inside the allocation,
+keeps the channel's status current, and carries out the incident's instructions
+(docs/launcher.md).
+
+The step runs on the allocation's nodes minus the last `spares` of them. When
+it ends:
+
+- exit 0: the job succeeded, the launcher exits 0;
+- exit 93 (NVRx's "do not requeue"): the launcher gives up at once;
+- anything else: status `failed`, then up to `wait_s` for an instruction:
+  `relaunch` (the same nodes: the trainer resumes from its last checkpoint),
+  `relaunch_excluding` (the excluded nodes replaced by spares; too few spares:
+  ack done=false and give up) or `give_up`. No instruction in time: give up.
+
+Giving up exits with the step's exit code, so the job ends as it would have
+without the launcher and the scheduler-level rungs take over. An instruction
+that arrives while the step still runs (a hang: no exit to wait for) stops the
+step first. SIGTERM or SIGINT (scancel, a requeue) is forwarded to the step and
+the launcher exits once it is gone. Each relaunch is acknowledged once its new
+step has started.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+from typing import TextIO
+
+from respawn.launcher import channel
+from respawn.launcher.channel import Ack, Action, ChannelError, Instruction, Status, StepState
+
+EXIT_NO_REQUEUE = 93  # nvidia-resiliency-ext: the job asks not to be requeued
+# Each task runs under this shell wrapper, which leaves a mark when its task exits 93:
+# with --kill-on-bad-exit the other tasks are killed, and srun reports the highest
+# exit code (143), not the one that ended the step. The mark lies in the channel
+# directory, which every node must reach (shared storage, like the job's output).
+TASK_WRAPPER = '"$@"; rc=$?; if [ "$rc" -eq 93 ]; then : >"$RESPAWN_NO_REQUEUE_MARK"; fi; exit "$rc"'
+STOP_GRACE_S = 10.0  # from SIGTERM to SIGKILL when the launcher stops its step
+
+
+class Launcher:
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        nodes: Sequence[str],
+        spares: int,
+        channel_dir: Path,
+        wait_s: float,
+        job_id: int | None = None,
+        tasks_per_node: int = 1,
+        srun: str = "srun",
+        poll_s: float = 0.2,
+        log: TextIO = sys.stderr,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if not command:
+            raise ValueError("no command to run")
+        if not 0 <= spares < len(nodes):
+            raise ValueError(f"{spares} spare(s) leave no node of {len(nodes)} for the step")
+        self.command = list(command)
+        self.step_nodes = list(nodes[: len(nodes) - spares])
+        self.spares = list(nodes[len(nodes) - spares :])
+        self.excluded: list[str] = []
+        self.channel_dir = channel_dir
+        self.wait_s = wait_s
+        self.job_id = job_id
+        self.tasks_per_node = tasks_per_node
+        self.srun = srun
+        self.poll_s = poll_s
+        self._log = log
+        self._clock = clock
+        self.restarts = 0
+        self.generation = 0  # the last instruction acted on
+        self.exit_code: int | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._signal: int | None = None
+
+    # --- the loop ---
+
+    def run(self) -> int:
+        """Run the step until it succeeds or the launcher gives up; the job's exit code."""
+        channel.create_channel(self.channel_dir)
+        self.generation = self._baseline()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, self._on_signal)
+        self._start()
+        while True:
+            code, instruction = self._wait_step()
+            self.exit_code = code
+            if self._signal is not None:
+                return self._give_up(code, f"stopped by signal {self._signal}", 128 + self._signal)
+            if instruction is None:
+                if code == 0:
+                    self._status(StepState.SUCCEEDED, "the step succeeded")
+                    return 0
+                if code == EXIT_NO_REQUEUE or os.path.lexists(self._no_requeue_mark()):
+                    self.exit_code = code = EXIT_NO_REQUEUE
+                    return self._give_up(code, "the step exited 93: it asks not to be requeued", no_requeue=True)
+                instruction = self._await_instruction(code)
+                if self._signal is not None:
+                    return self._give_up(code, f"stopped by signal {self._signal}", 128 + self._signal)
+                if instruction is None:
+                    return self._give_up(code, f"no instruction within {self.wait_s:g} s")
+            exit_now = self._carry_out(instruction, code)
+            if exit_now is not None:
+                return exit_now
+
+    def _carry_out(self, instruction: Instruction, code: int) -> int | None:
+        """Act on `instruction`; the exit code when the launcher gives up, None after a relaunch."""
+        self.generation = instruction.generation  # before acting: never the same generation twice
+        self._say(f"instruction {instruction.generation} from {instruction.incident_id}: {instruction.action}"
+                  + (f" {','.join(instruction.exclude)}" if instruction.exclude else ""))
+        if instruction.action == Action.GIVE_UP:
+            self._ack(instruction, True, "giving up: the job ends with the step's exit code")
+            return self._give_up(code, f"told to give up by {instruction.incident_id}")
+        if instruction.action == Action.RELAUNCH_EXCLUDING:
+            refused = self._exclude(instruction.exclude)
+            if refused:
+                self._ack(instruction, False, f"{refused}; giving up")
+                return self._give_up(code, refused)
+        self.restarts += 1
+        try:
+            self._start()
+        except OSError as exc:
+            self._ack(instruction, False, f"could not start the step: {exc}; giving up")
+            return self._give_up(code, f"could not start the step: {exc}")
+        self._ack(instruction, True, f"relaunched on {','.join(self.step_nodes)}", self.step_nodes)
+        return None
+
+    def _exclude(self, nodes: Sequence[str]) -> str | None:
+        """Replace `nodes` of the step with spares; why not, when it cannot."""
+        unknown = [n for n in nodes if n not in self.step_nodes and n not in self.spares]
+        if unknown:
+            return f"not in this job's allocation: {','.join(unknown)}"
+        spares = [n for n in self.spares if n not in nodes]
+        out = [n for n in self.step_nodes if n in nodes]
+        if len(out) > len(spares):
+            return f"{len(out)} node(s) to replace and {len(spares)} spare(s) left"
+        self.step_nodes = [spares.pop(0) if n in nodes else n for n in self.step_nodes]
+        self.spares = spares
+        self.excluded += [n for n in nodes if n not in self.excluded]
+        return None
+
+    def _give_up(self, code: int, why: str, exit_code: int | None = None, *, no_requeue: bool = False) -> int:
+        self._status(StepState.GIVING_UP, why, no_requeue=no_requeue)
+        self._say(f"giving up: {why}")
+        # A job whose launcher gives up must not end COMPLETED.
+        return exit_code if exit_code is not None else (code or 1)
+
+    # --- the step ---
+
+    def srun_argv(self) -> list[str]:
+        n = len(self.step_nodes)
+        return [
+            self.srun, f"--nodes={n}", f"--ntasks={n * self.tasks_per_node}",
+            f"--ntasks-per-node={self.tasks_per_node}", f"--nodelist={','.join(self.step_nodes)}",
+            # One rank dying ends the step at once instead of leaving its peers blocked in a collective.
+            "--kill-on-bad-exit=1", "/bin/sh", "-c", TASK_WRAPPER, "respawn-task", *self.command,
+        ]
+
+    def _no_requeue_mark(self) -> Path:
+        return self.channel_dir / f".no-requeue-{self.restarts}"
+
+    def _start(self) -> None:
+        self._status(StepState.STARTING, f"starting the step on {','.join(self.step_nodes)}")
+        mark = self._no_requeue_mark()
+        mark.unlink(missing_ok=True)
+        env = {**os.environ, "RESPAWN_NO_REQUEUE_MARK": str(mark)}
+        self._proc = subprocess.Popen(self.srun_argv(), stdin=subprocess.DEVNULL, env=env)
+        self._say(f"step started on {','.join(self.step_nodes)} (in-job restarts {self.restarts})")
+        self._status(StepState.RUNNING, f"running on {','.join(self.step_nodes)}")
+
+    def _wait_step(self) -> tuple[int, Instruction | None]:
+        """The step's exit code, and the instruction that stopped it if one did."""
+        assert self._proc is not None
+        while True:
+            try:
+                return _exit_code(self._proc.wait(timeout=self.poll_s)), None
+            except subprocess.TimeoutExpired:
+                pass
+            if self._signal is not None:
+                return self._stop_step(), None
+            if (instruction := self._pending()) is not None:
+                self._say(f"instruction {instruction.generation} while the step runs: stopping it")
+                return self._stop_step(), instruction
+
+    def _stop_step(self) -> int:
+        assert self._proc is not None
+        if self._proc.poll() is None:
+            self._proc.send_signal(signal.SIGTERM)
+        try:
+            return _exit_code(self._proc.wait(timeout=STOP_GRACE_S))
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            return _exit_code(self._proc.wait())
+
+    def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
+        self._signal = signum
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.send_signal(signum)
+
+    # --- the channel ---
+
+    def _baseline(self) -> int:
+        """The generation to act after. An instruction already there when the launcher
+        starts was posted to an earlier run of this job: acknowledged as not done."""
+        newest = channel.last_acked_generation(self.channel_dir)
+        try:
+            stale = channel.pending_instruction(self.channel_dir, newest)
+        except ChannelError as exc:
+            self._say(f"channel: {exc}")
+            return newest
+        if stale is None:
+            return newest
+        self._ack(stale, False, "posted before this run of the job started; not carried out")
+        return stale.generation
+
+    def _pending(self) -> Instruction | None:
+        try:
+            return channel.pending_instruction(self.channel_dir, self.generation)
+        except ChannelError as exc:  # a damaged file is no instruction; the deadline still holds
+            self._say(f"channel: {exc}")
+            return None
+
+    def _await_instruction(self, code: int) -> Instruction | None:
+        deadline = self._clock() + self.wait_s
+        waiting_until = channel.now().timestamp() + self.wait_s
+        self._status(StepState.FAILED, f"the step exited {code}; waiting for an instruction",
+                     waiting_until=waiting_until)
+        self._say(f"step exited {code}; waiting up to {self.wait_s:g} s for an instruction")
+        while self._signal is None:
+            if (instruction := self._pending()) is not None:
+                return instruction
+            if self._clock() >= deadline:
+                return None
+            time.sleep(self.poll_s)  # a poll interval: the instruction comes from another process
+        return None
+
+    def _ack(self, instruction: Instruction, done: bool, detail: str, nodes: Sequence[str] = ()) -> None:
+        ack = Ack(incident_id=instruction.incident_id, generation=instruction.generation, done=done,
+                  detail=detail, nodes=list(nodes), at=channel.now())
+        try:
+            channel.write_ack(self.channel_dir, ack)
+        except ChannelError as exc:
+            self._say(f"channel: {exc}")
+
+    def _status(self, state: StepState, detail: str, *, waiting_until: float | None = None,
+                no_requeue: bool = False) -> None:
+        status = Status(
+            job_id=self.job_id, state=state, step_nodes=self.step_nodes, spares=self.spares, excluded=self.excluded,
+            exit_code=self.exit_code, restarts=self.restarts, generation=self.generation, no_requeue=no_requeue,
+            detail=detail, updated_at=channel.now(),
+            waiting_until=datetime.fromtimestamp(waiting_until, UTC) if waiting_until is not None else None)
+        try:
+            channel.write_status(self.channel_dir, status)
+        except ChannelError as exc:
+            self._say(f"channel: {exc}")
+
+    def _say(self, message: str) -> None:
+        print(f"respawn-launcher: {message}", file=self._log, flush=True)
+
+
+def _exit_code(returncode: int) -> int:
+    """A process's exit status as a shell reports it (killed by signal N: 128+N)."""
+    return 128 - returncode if returncode < 0 else min(returncode, 255)
+
+
+def default_channel_dir(job_id: int) -> Path:
+    """Beside the job's output: the file the batch script's stdout is (Slurm opened it),
+    else the working directory, where Slurm puts `slurm-<id>.out` by default."""
+    try:
+        out = Path(os.readlink("/proc/self/fd/1"))
+        if out.is_absolute() and out.is_file():
+            return channel.channel_dir(out, job_id)
+    except OSError:
+        pass
+    return channel.channel_dir(Path.cwd() / f"slurm-{job_id}.out", job_id)
