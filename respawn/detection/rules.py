@@ -49,7 +49,12 @@ class Fault:
 
 @dataclass(frozen=True, slots=True)
 class WatchState:
-    """What the rules remember about one job from poll to poll (its current attempt)."""
+    """What the rules remember about one job from poll to poll: its current attempt.
+
+    Frozen, and handed back unchanged when a poll changes nothing (most jobs, most polls).
+    `seq` and `attempt_offset` are also moved on by the delivery, when the attempt's
+    incident hands it on to its next one (`Detector._send`); a new attempt resets both.
+    """
 
     attempt: int = -1
     attempt_offset: int = 0  # where the current attempt's (or its current incident's) evidence begins
