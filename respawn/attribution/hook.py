@@ -16,15 +16,15 @@ The hook can only ever refine what Respawn decides, never stall or widen it:
 """
 
 import asyncio
-import ipaddress
 import logging
 from pathlib import Path
 from typing import Annotated, Any
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, HttpUrl, StringConstraints, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from respawn.attribution.runbook import Catalogue
+from respawn.config.cluster import AttributionHook
 from respawn.wire.attribution import Attribution, AttributionSource
 from respawn.wire.evidence import Evidence
 from respawn.wire.taxonomy import CauseLayer, FailureClass
@@ -38,44 +38,6 @@ _MAX_RATIONALE = 1000  # characters of the service's rationale kept for the audi
 _MAX_NODES = 1024
 _MAX_REFUSED = 32  # refused node names noted at most
 _MAX_ERROR = 300  # characters of a fallback reason
-
-
-class AttributionHook(BaseModel):
-    """The `attribution_hook` section of the cluster configuration."""
-
-    model_config = ConfigDict(extra="forbid")
-    url: HttpUrl
-    # The whole exchange; the assess activity itself times out at 30 s.
-    timeout_s: float = Field(default=2.0, gt=0, le=20)
-    # A file holding the bearer token, read at each request so it can be rotated.
-    token_file: Path | None = None
-    max_lines: int = Field(default=2000, ge=1, le=100_000)  # evidence lines sent at most: the last ones
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_inline_token(cls, data: Any) -> Any:
-        # Config files are copied, diffed and pasted into tickets: a secret in
-        # one leaks. Say so, rather than "extra inputs are not permitted".
-        if isinstance(data, dict) and any(k in data for k in ("token", "bearer_token")):
-            raise ValueError("a token is never written in the configuration: put it in a file, set token_file")
-        return data
-
-    @model_validator(mode="after")
-    def _secrets_stay_secret(self) -> "AttributionHook":
-        if self.url.username or self.url.password:
-            raise ValueError("credentials in the url would be a secret in the configuration: use token_file")
-        if self.token_file is not None and self.url.scheme != "https" and not _loopback(self.url.host or ""):
-            raise ValueError("token_file needs an https url: a bearer token over plain HTTP can be read on the wire")
-        return self
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 _Node = Annotated[str, StringConstraints(min_length=1, max_length=253)]

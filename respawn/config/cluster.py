@@ -4,20 +4,101 @@ A bad file stops start-up with one line that names the file, the field and the
 problem, because this is read by people at 3 a.m.
 """
 
+import ipaddress
 import re
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, HttpUrl, ValidationError, model_validator
 
-from respawn.attribution.hook import AttributionHook
 from respawn.attribution.runbook import DEFAULT_DIR as DEFAULT_RUNBOOKS
 from respawn.config import yamlfile
-from respawn.detection.rhythm import ProgressSettings
-from respawn.sources.gpu_metrics import MetricsSettings
+
+# The sections a stage reads are defined here, with the rest of the file's shape, so
+# that reading the configuration imports no stage's network or storage code.
+
+
+class AttributionHook(BaseModel):
+    """The `attribution_hook` section of the cluster configuration."""
+
+    model_config = ConfigDict(extra="forbid")
+    url: HttpUrl
+    # The whole exchange; the assess activity itself times out at 30 s.
+    timeout_s: float = Field(default=2.0, gt=0, le=20)
+    # A file holding the bearer token, read at each request so it can be rotated.
+    token_file: Path | None = None
+    max_lines: int = Field(default=2000, ge=1, le=100_000)  # evidence lines sent at most: the last ones
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_inline_token(cls, data: Any) -> Any:
+        # Config files are copied, diffed and pasted into tickets: a secret in
+        # one leaks. Say so, rather than "extra inputs are not permitted".
+        if isinstance(data, dict) and any(k in data for k in ("token", "bearer_token")):
+            raise ValueError("a token is never written in the configuration: put it in a file, set token_file")
+        return data
+
+    @model_validator(mode="after")
+    def _secrets_stay_secret(self) -> "AttributionHook":
+        if self.url.username or self.url.password:
+            raise ValueError("credentials in the url would be a secret in the configuration: use token_file")
+        if self.token_file is not None and self.url.scheme != "https" and not _loopback(self.url.host or ""):
+            raise ValueError("token_file needs an https url: a bearer token over plain HTTP can be read on the wire")
+        return self
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class MetricsSettings(BaseModel):
+    """`metrics` in the cluster configuration: where DCGM's series can be queried."""
+
+    model_config = ConfigDict(extra="forbid")
+    prometheus_url: str = Field(pattern=r"^https?://\S+$")
+    timeout_s: float = Field(default=2.0, gt=0, le=60)  # per query: past it, evidence is log-only
+    poll_interval_s: float = Field(default=2.0, gt=0, le=600)  # how often the detector reads the Xids
+
+
+class StoppedTaskCheck(StrEnum):
+    NONE = "none"  # name a hung rank from its output alone
+    # Ask the job's nodes through an overlapping srun step (a real cluster).
+    SLURM_STEP = "slurm_step"
+    # Read /proc of the machine the detector runs on: right only where the
+    # detector shares the nodes' process table (the sandbox, a one-node cluster).
+    LOCAL_PROC = "local_proc"
+
+
+class ProgressSettings(BaseModel):
+    """`detector.progress` in the cluster configuration."""
+
+    model_config = ConfigDict(extra="forbid")
+    # Hang: silent longer than max(hang_floor_s, hang_factor × p95 of recent step intervals).
+    hang_factor: float = Field(default=5.0, gt=1)
+    hang_floor_s: float = Field(default=60.0, gt=0)
+    # From the attempt's start to its first step: imports, rendezvous, loading a checkpoint.
+    startup_s: float = Field(default=1200.0, gt=0)
+    # From a "saving checkpoint" line until progress resumes.
+    checkpoint_s: float = Field(default=900.0, gt=0)
+    window: int = Field(default=50, ge=5, le=10_000)  # step intervals the threshold and baseline learn from
+    # Straggler: a rank whose recent median compute time is this many times its peers'.
+    straggler_factor: float = Field(default=1.5, gt=1)
+    # Slowdown: the job's recent median step time this many times its own baseline.
+    slowdown_factor: float = Field(default=1.5, gt=1)
+    sustain_s: float = Field(default=120.0, gt=0)  # how long either must hold before it is an incident
+    recent: int = Field(default=10, ge=3, le=1000)  # samples in a "recent" median
+    # Straggler incidents recommend only, unless this is set: then the slowdown
+    # runbook's ladder acts (restart without the slow node) where the job's mode allows.
+    act_on_stragglers: bool = False
+    stopped_task_check: StoppedTaskCheck = StoppedTaskCheck.NONE
 
 
 class ConfigError(ValueError):

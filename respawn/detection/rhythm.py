@@ -32,47 +32,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
-
+from respawn.config.cluster import ProgressSettings
 from respawn.sources.joblog import rank_of
 from respawn.sources.progress import ProgressReader
 from respawn.wire.evidence import DETECTOR_PREFIX
 
 # Ranks followed when the job's task count is not known: tags above are ignored.
 DEFAULT_MAX_RANKS = 1024
-
-
-class StoppedTaskCheck(StrEnum):
-    NONE = "none"  # name a hung rank from its output alone
-    # Ask the job's nodes through an overlapping srun step (a real cluster).
-    SLURM_STEP = "slurm_step"
-    # Read /proc of the machine the detector runs on: right only where the
-    # detector shares the nodes' process table (the sandbox, a one-node cluster).
-    LOCAL_PROC = "local_proc"
-
-
-class ProgressSettings(BaseModel):
-    """`detector.progress` in the cluster configuration."""
-
-    model_config = ConfigDict(extra="forbid")
-    # Hang: silent longer than max(hang_floor_s, hang_factor × p95 of recent step intervals).
-    hang_factor: float = Field(default=5.0, gt=1)
-    hang_floor_s: float = Field(default=60.0, gt=0)
-    # From the attempt's start to its first step: imports, rendezvous, loading a checkpoint.
-    startup_s: float = Field(default=1200.0, gt=0)
-    # From a "saving checkpoint" line until progress resumes.
-    checkpoint_s: float = Field(default=900.0, gt=0)
-    window: int = Field(default=50, ge=5, le=10_000)  # step intervals the threshold and baseline learn from
-    # Straggler: a rank whose recent median compute time is this many times its peers'.
-    straggler_factor: float = Field(default=1.5, gt=1)
-    # Slowdown: the job's recent median step time this many times its own baseline.
-    slowdown_factor: float = Field(default=1.5, gt=1)
-    sustain_s: float = Field(default=120.0, gt=0)  # how long either must hold before it is an incident
-    recent: int = Field(default=10, ge=3, le=1000)  # samples in a "recent" median
-    # Straggler incidents recommend only, unless this is set: then the slowdown
-    # runbook's ladder acts (restart without the slow node) where the job's mode allows.
-    act_on_stragglers: bool = False
-    stopped_task_check: StoppedTaskCheck = StoppedTaskCheck.NONE
 
 
 class SignalKind(StrEnum):

@@ -25,8 +25,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field
-
+from respawn.config.cluster import MetricsSettings
 from respawn.wire.evidence import METRICS_PREFIX
 
 log = logging.getLogger("respawn.sources.gpu_metrics")
@@ -42,15 +41,6 @@ THROTTLE_REASONS = {
     0x80: "hw_power_brake_slowdown", 0x100: "display_clock_setting",
 }
 _WINDOW_MIN_S, _WINDOW_MAX_S = 60, 24 * 3600
-
-
-class MetricsSettings(BaseModel):
-    """`metrics` in the cluster configuration: where DCGM's series can be queried."""
-
-    model_config = ConfigDict(extra="forbid")
-    prometheus_url: str = Field(pattern=r"^https?://\S+$")
-    timeout_s: float = Field(default=2.0, gt=0, le=60)  # per query: past it, evidence is log-only
-    poll_interval_s: float = Field(default=2.0, gt=0, le=600)  # how often the detector reads the Xids
 
 
 class MetricsError(RuntimeError):

@@ -23,7 +23,7 @@ from typing import Protocol
 
 import re2
 
-from respawn.detection.rhythm import ProgressSettings, StoppedTaskCheck
+from respawn.config.cluster import ProgressSettings, StoppedTaskCheck
 from respawn.scheduler import hostlist
 from respawn.scheduler.errors import SchedulerError
 from respawn.scheduler.transport import Transport

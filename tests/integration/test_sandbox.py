@@ -13,7 +13,8 @@ import pytest
 
 from respawn.sandbox import Lab, down, kill_node, procs, reset, start_node, status, up
 from respawn.sandbox.polling import until
-from respawn.scheduler import JobInfo, LocalTransport, Slurm
+from respawn.scheduler.slurm import JobInfo, Slurm
+from respawn.scheduler.transport import LocalTransport
 
 T = TypeVar("T")
 FINAL = {"COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL", "TIMEOUT", "OUT_OF_MEMORY"}

@@ -11,22 +11,18 @@ import pytest
 from respawn.sandbox import Lab, procs, start_slurmctld, stop_slurmctld
 from respawn.sandbox.lab import SSH_HOST, SSH_PORT, SSH_USER
 from respawn.sandbox.polling import until
-from respawn.scheduler import (
-    CommandResult,
+from respawn.scheduler.errors import (
     CommandTimeout,
     InvalidJobId,
     InvalidNodeName,
-    JobInfo,
     JobNotFound,
     JobNotPending,
     JobPending,
-    LocalTransport,
     SchedulerUnavailable,
-    Slurm,
-    SshTransport,
-    Transport,
     TransportError,
 )
+from respawn.scheduler.slurm import JobInfo, Slurm
+from respawn.scheduler.transport import CommandResult, LocalTransport, SshTransport, Transport
 
 T = TypeVar("T")
 HOSTILE = """{"a": "b c"}; $(touch /tmp/pwned) `id` 'q' "dq" x=y"""

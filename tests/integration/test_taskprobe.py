@@ -10,7 +10,8 @@ import pytest
 
 from respawn.sandbox import Lab, procs
 from respawn.sandbox.polling import until
-from respawn.scheduler import LocalTransport, Slurm
+from respawn.scheduler.slurm import Slurm
+from respawn.scheduler.transport import LocalTransport
 from respawn.sources.taskprobe import LocalProc, SlurmStep
 
 

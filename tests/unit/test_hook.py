@@ -21,10 +21,10 @@ from pydantic import ValidationError
 
 from respawn.activities.assessment import AssessmentActivities
 from respawn.attribution.attribute import attribute
-from respawn.attribution.hook import AttributionHook, consult
+from respawn.attribution.hook import consult
 from respawn.attribution.matcher import Matcher
 from respawn.attribution.runbook import Action, Catalogue
-from respawn.config.cluster import ConfigError, Mode, load_config
+from respawn.config.cluster import AttributionHook, ConfigError, Mode, load_config
 from respawn.services import Services, build_services
 from respawn.wire.attribution import Attribution, AttributionSource
 from respawn.wire.evidence import Evidence, LineSource, LogLine

@@ -16,8 +16,9 @@ import pytest
 
 from respawn.activities.evidence import _during
 from respawn.attribution.attribute import _untag, classify_text
+from respawn.config.cluster import ProgressSettings
 from respawn.detection.detector import Detector
-from respawn.detection.rhythm import DEFAULT_MAX_RANKS, ProgressSettings, Rhythm, Signal, SignalKind, read_signals
+from respawn.detection.rhythm import DEFAULT_MAX_RANKS, Rhythm, Signal, SignalKind, read_signals
 from respawn.scheduler.slurm import NodeInfo
 from respawn.sources.joblog import MAX_LINES, UnsafeOutput, kernel_message, logged_at, rank_of, read_lines, tail_lines
 from respawn.sources.progress import ProgressPatterns, ProgressReader, TimePattern

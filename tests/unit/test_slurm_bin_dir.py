@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 
 from respawn.config.cluster import ClusterConfig
-from respawn.scheduler import LocalTransport, TransportError
+from respawn.scheduler.errors import TransportError
+from respawn.scheduler.transport import LocalTransport
 from respawn.services import build_services
 
 
