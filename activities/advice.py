@@ -4,14 +4,15 @@ controller to reconcile it. Respawn changes nothing on the scheduler here."""
 import asyncio
 from contextlib import closing
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from temporalio import activity
 
+from respawn.activities.audit import record
 from respawn.advisor.advice import TERMINAL, Advice, AdviceRef, AdviceRequest, AdviceStore, Outcome, Status
 from respawn.audit.details import AdvisedDetails, ReconciledDetails
 from respawn.audit.trail import EventType, incident_event
 from respawn.services import Services
-from respawn.surfaces import telemetry
 
 _POLL_S = 0.25
 
@@ -23,15 +24,13 @@ class AdviceActivities:
     @activity.defn(name="publish_advice")
     async def publish_advice(self, req: AdviceRequest) -> Advice:
         """Once per incident: a retry finds the advice already there and returns it, same generation."""
-        with closing(AdviceStore(self._s.config.audit_db)) as store:
-            advice = store.publish(req)
+        advice = await asyncio.to_thread(_publish, self._s.config.audit_db, req)
         row = incident_event(
             EventType.ADVISED, incident_id=req.incident_id, cluster=req.cluster, job_id=req.job_id,
             attempt=req.attempt, nodes=req.exclude, action=req.desired.value,
             details=AdvisedDetails(generation=advice.generation, exclude=req.exclude, drain=req.drain,
                                    reason=req.reason))
-        if self._s.audit.record(row):
-            telemetry.recorded(row, self._s.audit)
+        await record(self._s.audit, row)
         return advice
 
     @activity.defn(name="await_reconciliation")
@@ -41,8 +40,7 @@ class AdviceActivities:
         with closing(AdviceStore(self._s.config.audit_db)) as store:
             while True:
                 activity.heartbeat()
-                advice = store.get(ref.cluster, ref.job_id, ref.generation)
-                current = store.current(ref.cluster, ref.job_id)
+                advice, current = await asyncio.to_thread(_read, store, ref)
                 assert advice is not None and current is not None  # published before this was scheduled
                 if advice.status in TERMINAL:
                     outcome = Outcome(generation=ref.generation, converged=advice.status is Status.CONVERGED,
@@ -63,6 +61,15 @@ class AdviceActivities:
             attempt=ref.attempt, nodes=advice.exclude, action=advice.desired.value, acted=outcome.converged,
             details=ReconciledDetails(generation=ref.generation, status=advice.status.value,
                                       controller=advice.controller, detail=outcome.detail))
-        if self._s.audit.record(row):
-            telemetry.recorded(row, self._s.audit)
+        await record(self._s.audit, row)
         return outcome
+
+
+# The advice table is SQLite: each call runs in a thread, off the worker's event loop.
+def _publish(db: Path, req: AdviceRequest) -> Advice:
+    with closing(AdviceStore(db)) as store:
+        return store.publish(req)
+
+
+def _read(store: AdviceStore, ref: AdviceRef) -> tuple[Advice | None, Advice | None]:
+    return store.get(ref.cluster, ref.job_id, ref.generation), store.current(ref.cluster, ref.job_id)

@@ -1,8 +1,25 @@
+"""Writing the incident's audit rows: off the worker's event loop, counted once."""
+
+import asyncio
+
 from temporalio import activity
 
-from respawn.audit.trail import AuditEvent
+from respawn.audit.trail import AuditEvent, AuditTrail
 from respawn.services import Services
 from respawn.surfaces import telemetry
+
+
+async def record(audit: AuditTrail, event: AuditEvent) -> bool:
+    """Write the row in a thread (SQLite blocks, and the worker's loop runs every other
+    activity and workflow task); True when it is new, and only then is it counted."""
+    return await asyncio.to_thread(_record, audit, event)
+
+
+def _record(audit: AuditTrail, event: AuditEvent) -> bool:
+    new = audit.record(event)
+    if new:
+        telemetry.recorded(event, audit)
+    return new
 
 
 class AuditActivities:
@@ -11,7 +28,4 @@ class AuditActivities:
 
     @activity.defn(name="record_event")
     async def record_event(self, event: AuditEvent) -> bool:
-        new = self._audit.record(event)
-        if new:
-            telemetry.recorded(event, self._audit)
-        return new
+        return await record(self._audit, event)

@@ -65,7 +65,7 @@ class EvidenceActivities:
             elif d.kind in _FINDINGS and d.line:
                 lines.append(LogLine(text=d.line, source=_FINDINGS[d.kind], node=d.node))
         lines += await self._gpu_metrics(job.nodes, job.start_time, req.detections)
-        down = {n.name for n in nodes if n.name in job.nodes and _unreachable(n.state, n.flags)}
+        down = {n.name for n in nodes if n.name in job.nodes and n.unreachable}
         down |= {d.node for d in req.detections if d.kind is DetectionKind.NODE_DOWN and d.node}
         return Gathered(
             evidence=Evidence(
@@ -142,8 +142,3 @@ def _during(kernel: list[str], start: datetime | None) -> list[str]:
         return []
     dated = ((logged_at(t), t) for t in kernel if kernel_message(t) is not None)
     return [t for at, t in dated if at is not None and at >= start]
-
-
-def _unreachable(state: str, flags: list[str]) -> bool:
-    state = state.lower()
-    return state.startswith("down") or "not_responding" in {f.lower() for f in flags}

@@ -7,12 +7,12 @@ from datetime import UTC, datetime
 
 from temporalio import activity
 
+from respawn.activities.audit import record
 from respawn.audit.details import AttemptStartedDetails, EventDetails, ResumedDetails
 from respawn.audit.trail import EventType, incident_event
 from respawn.scheduler.errors import SchedulerError
 from respawn.services import Services
 from respawn.sources.joblog import UnsafeOutput, read_lines
-from respawn.surfaces import telemetry
 from respawn.wire.incident import AttemptStarted, FollowRequest, Resumed
 
 _POLL_S = 0.25
@@ -35,7 +35,7 @@ class FollowActivities:
                 job = None
             if job is not None and job.restart_count > req.attempt and job.state == "RUNNING":
                 started = AttemptStarted(attempt=job.restart_count, nodes=job.nodes, at=datetime.now(UTC))
-                self._record(req, EventType.ATTEMPT_STARTED, started.attempt, started.nodes, AttemptStartedDetails())
+                await self._record(req, EventType.ATTEMPT_STARTED, started.attempt, started.nodes, AttemptStartedDetails())
                 return started
             await asyncio.sleep(_POLL_S)
         return None
@@ -60,7 +60,7 @@ class FollowActivities:
                 step = self._s.progress.step(text)
                 if step is not None:
                     resumed = Resumed(step=step, resumed_from=resumed_from, at=datetime.now(UTC))
-                    self._record(
+                    await self._record(
                         req, EventType.RESUMED, req.attempt + 1, [],
                         ResumedDetails(step=step, resumed_from=resumed_from, line=text[:500]),
                     )
@@ -68,9 +68,8 @@ class FollowActivities:
             await asyncio.sleep(_POLL_S)
         return None
 
-    def _record(self, req: FollowRequest, event: EventType, attempt: int, nodes: list[str],
-                details: EventDetails) -> None:
+    async def _record(self, req: FollowRequest, event: EventType, attempt: int, nodes: list[str],
+                      details: EventDetails) -> None:
         row = incident_event(event, incident_id=req.incident_id, cluster=req.cluster, job_id=req.job_id,
                              attempt=attempt, nodes=nodes, details=details)
-        if self._s.audit.record(row):
-            telemetry.recorded(row, self._s.audit)
+        await record(self._s.audit, row)

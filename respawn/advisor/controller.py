@@ -18,16 +18,12 @@ import httpx
 
 from respawn.advisor.advice import Advice, Desired, Status
 from respawn.config.cluster import ClusterConfig
-from respawn.scheduler.errors import JobNotFound, JobPending, SchedulerError
-from respawn.scheduler.slurm import JobInfo, Slurm
-from respawn.scheduler.states import ENDED, REQUEUED_BY_SLURM
+from respawn.scheduler import actions
+from respawn.scheduler.errors import JobCompleting, JobGone, JobNotFound, SchedulerError
+from respawn.scheduler.slurm import Slurm
 from respawn.scheduler.transport import LocalTransport
 
 log = logging.getLogger("respawn.advisor.controller")
-
-_HELD_REASONS = {"jobhelduser", "jobheldadmin"}
-# States a job does not leave by itself: a stopped job in one of them is already where it should be.
-_STAYS_ENDED = ENDED - REQUEUED_BY_SLURM
 
 
 class NotYet(Exception):
@@ -106,57 +102,37 @@ class Controller:
 
     async def _apply(self, advice: Advice) -> str:
         try:
+            return await self._carry_out(advice)
+        except JobCompleting as exc:
+            raise NotYet(str(exc)) from None
+        except JobGone as exc:
+            raise Abandon(f"job {advice.job_id}: {exc}: nothing left to restart") from None
+
+    async def _carry_out(self, advice: Advice) -> str:
+        try:
             job = await self._slurm.job(advice.job_id)
         except JobNotFound:
             if advice.desired is Desired.STOP:
                 return "the job is gone"
             raise Abandon(f"Slurm knows no job {advice.job_id}") from None
         if advice.desired is Desired.STOP:
-            return await self._stop(job)
+            return (await actions.cancel(self._slurm, job)).detail
         if advice.desired is Desired.RELEASE:
-            return await self._release(job)
-        return await self._restart(job, advice)
+            return (await actions.release(self._slurm, job.job_id)).detail
+        return await self._restart(advice)
 
-    async def _restart(self, job: JobInfo, advice: Advice) -> str:
-        done = []
-        if job.restart_count <= advice.attempt and job.state != "PENDING":
-            if job.state in ("COMPLETED", "CANCELLED"):
-                raise Abandon(f"job {job.job_id} is {job.state}: nothing left to restart")
-            try:
-                await self._slurm.requeue_hold(job.job_id)
-                done.append("requeued held")
-            except JobPending:
-                pass  # Slurm requeued it itself meanwhile (a node failure)
-            job = await self._slurm.job(job.job_id)
-        if job.completing:  # 22.05: COMPLETING; 24.11: PENDING + the COMPLETING flag
-            raise NotYet(f"job {job.job_id} is still completing")
-        if job.state == "PENDING":
-            if sorted(job.excluded_nodes) != sorted(advice.exclude):
-                await self._slurm.set_excluded_nodes(job.job_id, advice.exclude)
-                done.append(f"excluded {','.join(advice.exclude) or 'none'}")
-            done.append(await self._release(job))
-        elif job.restart_count > advice.attempt:
-            done.append(f"attempt {job.restart_count} already {job.state}")
-        for node in advice.drain:
-            info = await self._slurm.node(node)
-            if "DRAIN" not in info.flags and not info.state.startswith("drain"):
-                await self._slurm.drain(node, f"respawn {advice.incident_id}: {advice.reason}"[:200])
-                done.append(f"drained {node}")
-        return "; ".join(done) or "already in the desired state"
-
-    async def _release(self, job: JobInfo) -> str:
-        if job.state != "PENDING":
-            return f"already {job.state}"
-        if job.state_reason.lower() in _HELD_REASONS:
-            await self._slurm.release(job.job_id)
-        await self._slurm.start_now(job.job_id)  # skip the back-off that follows a requeue
-        return "released"
-
-    async def _stop(self, job: JobInfo) -> str:
-        if job.state in _STAYS_ENDED:
-            return f"already {job.state}"
-        await self._slurm.cancel(job.job_id)
-        return f"cancelled ({job.state})"
+    async def _restart(self, advice: Advice) -> str:
+        """Hold, exclude, release and drain, as the worker's activities would, each only if needed."""
+        done = [await actions.hold(self._slurm, advice.job_id, advice.attempt)]
+        job = await self._slurm.job(advice.job_id)
+        if job.state == "PENDING" or job.completing:
+            done.append(await actions.exclude(self._slurm, advice.job_id, advice.exclude))
+            done.append(await actions.release(self._slurm, advice.job_id))
+        else:
+            done.append(actions.Outcome(False, f"attempt {job.restart_count} already {job.state}"))
+        drained = await actions.drain(self._slurm, advice.drain, f"respawn {advice.incident_id}: {advice.reason}")
+        changed = [o.detail for o in done if o.changed] + [f"drained {node}" for node in drained]
+        return "; ".join(changed) or "already in the desired state"
 
 
 TOKEN_ENV = "RESPAWN_TOKEN"

@@ -42,6 +42,16 @@ class JobFinished(SchedulerError):
     """The job has finished for good and cannot be changed (e.g. requeue after NODE_FAIL of a --no-requeue job)."""
 
 
+class JobGone(SchedulerError):
+    """The job completed or its owner cancelled it: recovery has nothing left to do."""
+
+
+class JobCompleting(SchedulerError):
+    """A requeued job that some node still holds: the action is retried until none does."""
+
+    retryable = True
+
+
 class InvalidJobId(SchedulerError):
     """Not a job id (not a positive int); refused before any command runs."""
 

@@ -7,11 +7,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from temporalio.exceptions import ApplicationError
 
-from respawn.activities.scheduler import _wait_while_completing
 from respawn.scheduler import slurm_json
-from respawn.scheduler.errors import JobNotFound, SchedulerUnavailable, error_from
+from respawn.scheduler.actions import _not_completing
+from respawn.scheduler.errors import JobCompleting, JobNotFound, SchedulerUnavailable, error_from
 from respawn.scheduler.slurm import JobInfo, NodeInfo, Slurm, parse_sinfo_json, parse_squeue_json
 from respawn.scheduler.slurm_json import UnsupportedOutput
 from respawn.scheduler.states import JobFlag, JobState, NodeFlag, NodeState
@@ -86,12 +85,12 @@ def test_requeued_job_is_completing(version: str) -> None:
     assert requeued.completing and JobFlag.COMPLETING in requeued.flags
     assert requeued.state == {"22.05": JobState.COMPLETING, "24.11": JobState.PENDING}[version]
     assert requeued.restart_count == 1
-    with pytest.raises(ApplicationError, match="still completing"):
-        _wait_while_completing(requeued)
+    with pytest.raises(JobCompleting, match="still completing"):  # the actions retry until it is not
+        _not_completing(requeued)
     # Once the node let go: PENDING in BeginTime, no flag.
     later = job(version, "requeued")
     assert (later.state, later.state_reason, later.flags, later.completing) == ("PENDING", "BeginTime", [], False)
-    _wait_while_completing(later)
+    _not_completing(later)
 
 
 @pytest.mark.parametrize("version", VERSIONS)

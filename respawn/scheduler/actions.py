@@ -1,0 +1,96 @@
+"""The recovery actions on Slurm, written once: hold, exclude, release, drain, cancel.
+
+Each reads the scheduler's state first and acts only when the desired state does
+not hold yet, so a retry after a crash, or a controller applying the same advice
+again, never acts twice. The incident's activities (respawn/activities/scheduler.py)
+and the reference controller (respawn/advisor/controller.py) both act through
+these; only what they record and how they report errors differ.
+"""
+
+from dataclasses import dataclass
+
+from respawn.scheduler.errors import JobCompleting, JobGone, JobPending
+from respawn.scheduler.slurm import JobInfo, Slurm
+from respawn.scheduler.states import ENDED, ENDED_AS_MEANT, REQUEUED_BY_SLURM
+
+# Pending for one of these reasons: held, so a release is due before it can start.
+HELD_REASONS = frozenset({"jobhelduser", "jobheldadmin"})
+# Ended for good: a stopped job in one of these is already where it should be.
+_STAYS_ENDED = ENDED - REQUEUED_BY_SLURM
+_DRAIN_REASON = 200  # characters of a drain reason kept: Slurm shows it in every `sinfo -R`
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    changed: bool  # False: the state already held (done before a crash, or by Slurm itself)
+    detail: str
+
+
+async def hold(slurm: Slurm, job_id: int, attempt: int) -> Outcome:
+    """Requeue the attempt in held state, once. Slurm's restart count is the durable
+    witness: once it is past the attempt, the requeue happened (by us before a
+    crash, or by Slurm itself after a node failure) and must not happen again."""
+    job = await slurm.job(job_id)
+    if job.restart_count > attempt:
+        return Outcome(False, f"already requeued (restart count {job.restart_count})")
+    if job.state in ENDED_AS_MEANT:
+        # The owner cancelled it, or it finished: recovery has nothing left to do.
+        raise JobGone(f"job is {job.state}")
+    if job.state == "PENDING":
+        return Outcome(False, f"already pending ({job.state_reason})")
+    try:
+        await slurm.requeue_hold(job_id)
+    except JobPending:
+        # Slurm requeued it between our read and our call (a node failure).
+        return Outcome(False, "requeued by Slurm meanwhile")
+    return Outcome(True, f"requeued held from {job.state}")
+
+
+async def exclude(slurm: Slurm, job_id: int, nodes: list[str]) -> Outcome:
+    """Set the job's excluded nodes to exactly `nodes`."""
+    job = await slurm.job(job_id)
+    _not_completing(job)
+    if sorted(job.excluded_nodes) == sorted(nodes):
+        return Outcome(False, "exclusions already in place")
+    await slurm.set_excluded_nodes(job_id, nodes)
+    return Outcome(True, f"excluded {','.join(nodes) or 'none'}")
+
+
+async def release(slurm: Slurm, job_id: int) -> Outcome:
+    """Release the held job and ask for an immediate start (no requeue back-off)."""
+    job = await slurm.job(job_id)
+    _not_completing(job)
+    if job.state != "PENDING":
+        return Outcome(False, f"already {job.state}")
+    if job.state_reason.lower() in HELD_REASONS:
+        await slurm.release(job_id)
+    await slurm.start_now(job_id)
+    return Outcome(True, "released")
+
+
+async def drain(slurm: Slurm, nodes: list[str], reason: str) -> list[str]:
+    """Take the nodes out of the pool with the reason on them; returns those drained now."""
+    drained = []
+    for name in nodes:
+        node = await slurm.node(name)
+        if node.drained:
+            continue
+        await slurm.drain(name, reason[:_DRAIN_REASON])
+        drained.append(name)
+    return drained
+
+
+async def cancel(slurm: Slurm, job: JobInfo) -> Outcome:
+    """Cancel the job unless it is in a state it does not leave by itself."""
+    if job.state in _STAYS_ENDED:
+        return Outcome(False, f"already {job.state}")
+    await slurm.cancel(job.job_id)
+    return Outcome(True, f"cancelled ({job.state})")
+
+
+def _not_completing(job: JobInfo) -> None:
+    """A requeued job stays completing until every node let go of it (a dead node:
+    until Slurm declares it DOWN): 22.05 prints it COMPLETING, 24.11 PENDING with
+    the COMPLETING flag. The caller retries, with backoff, until no node holds it."""
+    if job.completing:
+        raise JobCompleting(f"job {job.job_id} is still completing")
