@@ -64,7 +64,8 @@ class AssessmentActivities:
         )
         interruption = judge(gathered.job_state, gathered.restart_count, req.incident.attempt, req.detections,
                              self._s.catalogue.onset)
-        return Assessment(attribution=attribution, decision=decision, nodes=nodes, interruption=interruption)
+        return Assessment(attribution=attribution, decision=decision, nodes=nodes, interruption=interruption,
+                          cascade=runbook.cascade and not attribution.nodes)
 
     def _node_evidence(self, evidence: Evidence) -> set[str]:
         """Nodes that node-level sources (kernel log, GPU metrics, Slurm) say are faulty."""

@@ -5,7 +5,6 @@ Temporal persists each step, so when a worker dies the incident resumes where
 it was on another worker, without repeating an action that completed.
 """
 
-import asyncio
 from datetime import UTC, timedelta
 
 from temporalio import workflow
@@ -33,7 +32,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from respawn.audit.trail import EventType, incident_event
     from respawn.config.cluster import Mode
-    from respawn.decision.decide import Decision
+    from respawn.decision.operator import operator_decision
     from respawn.detection.interruption import Verdict
     from respawn.wire.incident import (
         Acting,
@@ -71,8 +70,9 @@ JOB_GONE = {"JobGone", "JobNotFound", "JobFinished", "WatchdogReleased"}
 # Once the incident acts (or has closed) an override can no longer change it.
 _TOO_LATE = {Phase.ACTING, Phase.FOLLOWING, Phase.RESUMED, Phase.STOPPED, Phase.CLOSED, Phase.RECOMMENDED,
              Phase.DENIED, Phase.RELEASED, Phase.NOT_INTERRUPTED}
-# Cascades: errors that are usually the echo of another rank or node failing.
-_CASCADES = {FailureClass.COMM_ERROR, FailureClass.COMM_TIMEOUT}
+# Which classes were cascades before the runbooks said so (`cascade: true`): read only for
+# assessments recorded without `Assessment.cascade`, so an incident opened before keeps its steps.
+_CASCADES_BEFORE_RUNBOOKS = {FailureClass.COMM_ERROR, FailureClass.COMM_TIMEOUT}
 # Patch: a suspicion waits for the interruption to be confirmed, and a stop on an
 # attempt that still runs is a recommendation (respawn/detection/interruption.py).
 _CONFIRM_INTERRUPTION = "confirm-interruption"
@@ -171,7 +171,10 @@ class IncidentWorkflow:
             if assessment.interruption.verdict is not Verdict.CONFIRMED and self._override is None:
                 return await self._not_interrupted(iid, inp, gathered, assessment, suspected_at)
         attribution = assessment.attribution
-        if attribution.failure_class in _CASCADES and not attribution.nodes and inp.cascade_wait_s > 0:
+        cascade = assessment.cascade
+        if cascade is None:
+            cascade = attribution.failure_class in _CASCADES_BEFORE_RUNBOOKS and not attribution.nodes
+        if cascade and inp.cascade_wait_s > 0:
             # A dead node shows first as its peers' communication errors; Slurm
             # notices the node a few seconds later. Wait for that, bounded.
             try:
@@ -179,7 +182,7 @@ class IncidentWorkflow:
                                               timeout=timedelta(seconds=inp.cascade_wait_s))
                 gathered, assessment = await self._assess(iid, inp)
                 attribution = assessment.attribution
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
         decision = assessment.decision
         workflow.upsert_search_attributes([FAILURE_CLASS.value_set(attribution.failure_class.value)])
@@ -234,7 +237,7 @@ class IncidentWorkflow:
                 result.action, result.reason = "release", f"released by {override.who}: {override.reason}"
                 return await self._close(result, Phase.RELEASED)
             if override.action is not OverrideAction.APPROVE:
-                decision = _operator_decision(override, gathered.excluded_nodes)
+                decision = operator_decision(override, gathered.excluded_nodes)
             acting = True
             result.action, result.acted, result.reason = decision.action.value, True, decision.reason
             result.excluded_nodes = decision.exclude
@@ -298,7 +301,7 @@ class IncidentWorkflow:
             try:
                 await workflow.wait_condition(lambda: len(self._detections) > seen or self._override is not None,
                                               timeout=timedelta(seconds=remaining))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
             gathered, assessment = await self._assess(iid, inp)
         return gathered, assessment
@@ -329,7 +332,7 @@ class IncidentWorkflow:
         try:
             await workflow.wait_condition(lambda: self._override is not None,
                                           timeout=timedelta(seconds=inp.approval.timeout_s))
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self._override = Override(
                 action=OverrideAction(inp.approval.default), who="approval-timeout",
                 reason=f"no answer within {inp.approval.timeout_s:.0f} s: the environment's default")
@@ -388,12 +391,3 @@ class IncidentWorkflow:
                                job_id=self._input.job_id, attempt=self._input.attempt, at=at or workflow.now(),
                                **fields)
         await workflow.execute_activity_method(AuditActivities.record_event, event, **_QUICK)
-
-
-def _operator_decision(override: Override, excluded: list[str]) -> Decision:
-    reason = f"operator {override.who}: {override.reason}"
-    if override.action is OverrideAction.STOP:
-        return Decision(action=Action.STOP, exclude=sorted(excluded), reason=reason)
-    wanted = sorted(set(excluded) | set(override.exclude))
-    return Decision(action=Action.RESTART_EXCLUDING if override.exclude else Action.RESTART, exclude=wanted,
-                    newly_excluded=sorted(set(override.exclude) - set(excluded)), reason=reason)

@@ -125,6 +125,10 @@ class Runbook(BaseModel):
     priority: int = Field(default=50, ge=0, le=1000)
     # What this class's lines say about the interruption (`Onset`), unless a pattern says otherwise.
     onset: Onset = Onset.SUSPECTED
+    # Usually the echo of another failure: a node that died shows first as its peers'
+    # communication errors, and Slurm notices the node seconds later. An incident of this
+    # class that names no node waits (`detector.cascade_wait_s`) for a dead node before it decides.
+    cascade: bool = False
     patterns: list[Pattern] = Field(default_factory=list)
     ladder: list[Rung]
     # Restarts allowed for this class in one job; None means the cluster's budget.

@@ -170,6 +170,9 @@ class Assessment(BaseModel):
     decision: Decision
     nodes: NodeVerdict = Field(default_factory=NodeVerdict)
     interruption: Interruption = ASSUMED
+    # Wait for a dead node before deciding: the runbook calls the class a cascade and the
+    # evidence names no node. None: assessed before runbooks said so (recorded histories).
+    cascade: bool | None = None
 
 
 class ActionRequest(BaseModel):

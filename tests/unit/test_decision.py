@@ -3,7 +3,9 @@ from respawn.attribution.runbook import Action, NodeRule, Runbook, Rung
 from respawn.audit.trail import AuditRow, EventType
 from respawn.config.cluster import Budgets
 from respawn.decision.decide import JobHistory, JobShape, PastIncident, decide
+from respawn.decision.operator import operator_decision
 from respawn.wire.attribution import Attribution
+from respawn.wire.incident import Override, OverrideAction
 from respawn.wire.taxonomy import CauseLayer, FailureClass
 
 HW = Runbook(failure_class=FailureClass.GPU_HARDWARE, cause_layer=CauseLayer.HARDWARE, recoverable_by_restart=True,
@@ -122,3 +124,12 @@ def test_the_incident_that_ended_an_attempt_is_the_one_on_its_record():
     incidents = past_incidents(rows, attempt=2)
     assert [(i.attempt, i.failure_class, i.checkpoint_step) for i in incidents] == [
         (0, FailureClass.GPU_HARDWARE, 10), (1, FailureClass.GPU_HARDWARE, 20)]
+
+
+def test_an_operator_restart_excludes_what_the_job_excluded_and_what_the_operator_names():
+    restart = operator_decision(Override(action=OverrideAction.RESTART, reason="bad fan", who="ana",
+                                         exclude=["n3"]), excluded=["n1"])
+    assert (restart.action, restart.exclude, restart.newly_excluded) == (Action.RESTART_EXCLUDING, ["n1", "n3"], ["n3"])
+    assert restart.reason == "operator ana: bad fan"
+    stop = operator_decision(Override(action=OverrideAction.STOP, reason="done", who="ana"), excluded=["n1"])
+    assert (stop.action, stop.exclude) == (Action.STOP, ["n1"])

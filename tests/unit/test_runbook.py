@@ -98,3 +98,8 @@ def test_pattern_ids_are_unique_across_runbooks(tmp_path):
 def test_empty_directory_is_refused(tmp_path):
     with pytest.raises(RunbookError, match="no runbook files"):
         Catalogue.load(tmp_path)
+
+
+def test_communication_failures_are_the_cascades(catalogue):
+    """The classes an incident waits on for a dead node (runbooks' `cascade: true`)."""
+    assert {b.failure_class.value for b in catalogue.runbooks.values() if b.cascade} == {"comm_error", "comm_timeout"}

@@ -46,10 +46,12 @@ class Fakes:
     """Activities that answer from a script and remember what was called, in order."""
 
     def __init__(self, attributions: list[Attribution], decision: Decision, gone_at: str | None = None,
-                 nodes: NodeVerdict | None = None, interruptions: list[Interruption] | None = None) -> None:
+                 nodes: NodeVerdict | None = None, interruptions: list[Interruption] | None = None,
+                 cascade: bool | None = None) -> None:
         self.gone_at = gone_at  # an action that finds the job cancelled by its owner
         self.nodes = nodes or NodeVerdict()
         self._interruptions = interruptions  # the verdict of each assessment in turn (the last one repeats)
+        self._cascade = cascade  # what the runbook says (None: as recorded before runbooks said it)
         self.requests: dict[str, ActionRequest] = {}
         self.calls: list[str] = []
         self.events: list[AuditEvent] = []
@@ -68,7 +70,8 @@ class Fakes:
         async def assess(req: AssessRequest) -> Assessment:
             self.calls.append("assess")
             attribution = self._attributions[min(self.calls.count("assess"), len(self._attributions)) - 1]
-            assessment = Assessment(attribution=attribution, decision=self._decision, nodes=self.nodes)
+            assessment = Assessment(attribution=attribution, decision=self._decision, nodes=self.nodes,
+                                    cascade=self._cascade)
             if self._interruptions:
                 assessment.interruption = self._interruptions[
                     min(self.calls.count("assess"), len(self._interruptions)) - 1]
@@ -179,6 +182,17 @@ async def test_communication_error_with_no_dead_node_goes_on_after_the_wait(env)
     result = await run_incident(env, fakes, cascade_wait_s=300)  # time skipping: no real wait
     assert fakes.calls.count("gather_evidence") == 1
     assert result.failure_class == "comm_error" and result.phase is Phase.RESUMED
+
+
+async def test_the_runbook_decides_what_waits_for_a_dead_node(env):
+    """`cascade: true` in a runbook, not a set in the workflow, makes an incident wait."""
+    down = Detection(kind=DetectionKind.NODE_DOWN, at=datetime.now(UTC), job_id=5, attempt=0, node="n3")
+    told = Fakes([XID, NODE], RESTART, cascade=True)
+    await run_incident(env, told, signals=[down])
+    assert told.calls.count("gather_evidence") == 2
+    not_told = Fakes([COMM, NODE], RESTART, cascade=False)
+    result = await run_incident(env, not_told, signals=[down])
+    assert not_told.calls.count("gather_evidence") == 1 and result.failure_class == "comm_error"
 
 
 async def test_job_cancelled_by_its_owner_mid_incident_closes_it_and_does_nothing_more(env):

@@ -25,6 +25,7 @@ CATALOGUE: dict[str, list[str]] = {
     "test_stop_decision_does_nothing_on_the_scheduler": ["stop"],
     "test_communication_error_waits_for_a_dead_node_then_blames_it": ["cascade_node_down"],
     "test_communication_error_with_no_dead_node_goes_on_after_the_wait": ["cascade_wait_timeout"],
+    "test_the_runbook_decides_what_waits_for_a_dead_node": ["cascade_from_runbook", "cascade_not_in_runbook"],
     "test_job_cancelled_by_its_owner_mid_incident_closes_it_and_does_nothing_more": ["job_gone_at_hold"],
     "test_operator_stop_replaces_the_decision_and_is_recorded_with_who_and_why": ["override_stop"],
     "test_operator_restart_excludes_the_nodes_given": ["override_restart_excluding"],
