@@ -172,3 +172,17 @@ async def test_exit_93_gives_up_at_once(
     assert status is not None
     assert (status.state, status.no_requeue, status.exit_code) == (StepState.GIVING_UP, True, 93)
     assert "asks not to be requeued" in status.detail
+
+
+async def test_scancel_is_forwarded_to_the_step(
+    sandbox: Lab, monkeypatch: pytest.MonkeyPatch, jobs: list[int], slurm: Slurm, tmp_path: Path
+) -> None:
+    program = tmp_path / "sleeps.py"
+    program.write_text("import time\ntime.sleep(120)\n")
+    job_id, ch = submit_launched(sandbox, monkeypatch, jobs, wait_s=60, program=program)
+    await status_is(ch, StepState.RUNNING, 60, "the step to run")
+    await slurm.cancel(job_id)
+    job = await ended(slurm, job_id, 30)
+    assert job.state == "CANCELLED"
+    status = await status_is(ch, StepState.GIVING_UP, 10, "the launcher to stop")
+    assert status.detail == "stopped by signal 15"
