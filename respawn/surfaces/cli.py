@@ -17,6 +17,13 @@ from respawn.config.cluster import ClusterConfig, ConfigError, load_config
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["launch"]:
+        # Its arguments end with the step's own command line (`-- python train.py ...`),
+        # which only the launcher may parse. It runs inside the job and imports little.
+        from respawn.workers.launcher import main as launch
+
+        return launch(argv[1:])
     parser = _parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=os.environ.get("RESPAWN_LOG", "INFO"),
@@ -31,7 +38,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="respawn", description="Automatic recovery of training jobs on Slurm.")
+    p = argparse.ArgumentParser(prog="respawn", description="Automatic recovery of training jobs on Slurm.",
+                                epilog="respawn launch [--spares N] -- CMD ...: in a batch script, run the training "
+                                       "step under the in-job launcher (docs/launcher.md)")
     sub = p.add_subparsers(required=True, metavar="COMMAND")
 
     def command(name: str, func, help: str, config: bool = False) -> argparse.ArgumentParser:
