@@ -3,7 +3,7 @@ SHELL := /bin/bash
 VENV := .venv
 RESPAWN := $(VENV)/bin/respawn
 
-.PHONY: setup demo test test-fast up down bench
+.PHONY: setup demo lint test test-fast up down bench
 
 setup:
 	@bash deploy/setup.sh
@@ -19,7 +19,7 @@ demo: setup
 # tests/integration (real Slurm, Temporal, servers), tests/e2e (the whole loop on the
 # sandbox), tests/containers (the container sandbox).
 CONTAINERS_LOG := tests/artifacts/test_containers.log
-test: setup
+test: setup lint
 	@mkdir -p $(dir $(CONTAINERS_LOG)); status=0; \
 	  nice -n 10 $(VENV)/bin/pytest -q -p no:cacheprovider tests/containers >$(CONTAINERS_LOG) 2>&1 & \
 	  containers=$$!; \
@@ -31,6 +31,12 @@ test: setup
 	  $(RESPAWN) sandbox down >/dev/null 2>&1 || true; \
 	  $(RESPAWN) sandbox down --backend containers >/dev/null 2>&1 || true; \
 	  $(RESPAWN) sandbox down --slurm 24.11 >/dev/null 2>&1 || true; exit $$status
+
+# Lint, format and types (pyproject.toml: ruff's rules, mypy strict on the stage packages).
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 # Unit and workflow tests: no Slurm, no sandbox; under a minute.
 test-fast: setup

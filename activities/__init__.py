@@ -6,6 +6,7 @@ records twice.
 """
 
 from collections.abc import Callable
+from typing import Any
 
 from respawn.activities.advice import AdviceActivities
 from respawn.activities.assessment import AssessmentActivities
@@ -16,7 +17,7 @@ from respawn.activities.scheduler import SchedulerActivities
 from respawn.services import Services
 
 
-def all_activities(services: Services) -> list[Callable]:
+def all_activities(services: Services) -> list[Callable[..., Any]]:
     evidence = EvidenceActivities(services)
     assessment = AssessmentActivities(services)
     scheduler = SchedulerActivities(services)

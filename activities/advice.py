@@ -26,10 +26,17 @@ class AdviceActivities:
         """Once per incident: a retry finds the advice already there and returns it, same generation."""
         advice = await asyncio.to_thread(_publish, self._s.config.audit_db, req)
         row = incident_event(
-            EventType.ADVISED, incident_id=req.incident_id, cluster=req.cluster, job_id=req.job_id,
-            attempt=req.attempt, nodes=req.exclude, action=req.desired.value,
-            details=AdvisedDetails(generation=advice.generation, exclude=req.exclude, drain=req.drain,
-                                   reason=req.reason))
+            EventType.ADVISED,
+            incident_id=req.incident_id,
+            cluster=req.cluster,
+            job_id=req.job_id,
+            attempt=req.attempt,
+            nodes=req.exclude,
+            action=req.desired.value,
+            details=AdvisedDetails(
+                generation=advice.generation, exclude=req.exclude, drain=req.drain, reason=req.reason
+            ),
+        )
         await record(self._s.audit, row)
         return advice
 
@@ -43,24 +50,44 @@ class AdviceActivities:
                 advice, current = await asyncio.to_thread(_read, store, ref)
                 assert advice is not None and current is not None  # published before this was scheduled
                 if advice.status in TERMINAL:
-                    outcome = Outcome(generation=ref.generation, converged=advice.status is Status.CONVERGED,
-                                      detail=f"{advice.controller}: {advice.status.value}: {advice.detail}")
+                    outcome = Outcome(
+                        generation=ref.generation,
+                        converged=advice.status is Status.CONVERGED,
+                        detail=f"{advice.controller}: {advice.status.value}: {advice.detail}",
+                    )
                     break
                 if current.generation != ref.generation:
-                    outcome = Outcome(generation=ref.generation, converged=False,
-                                      detail=f"superseded by generation {current.generation}")
+                    outcome = Outcome(
+                        generation=ref.generation,
+                        converged=False,
+                        detail=f"superseded by generation {current.generation}",
+                    )
                     break
                 if datetime.now(UTC) >= advice.published_at + timedelta(seconds=ref.timeout_s):
-                    outcome = Outcome(generation=ref.generation, converged=False,
-                                      detail=f"no controller reconciled it within {ref.timeout_s:.0f} s"
-                                             f" (last status: {advice.status.value})")
+                    outcome = Outcome(
+                        generation=ref.generation,
+                        converged=False,
+                        detail=f"no controller reconciled it within {ref.timeout_s:.0f} s"
+                        f" (last status: {advice.status.value})",
+                    )
                     break
                 await asyncio.sleep(_POLL_S)
         row = incident_event(
-            EventType.RECONCILED, incident_id=ref.incident_id, cluster=ref.cluster, job_id=ref.job_id,
-            attempt=ref.attempt, nodes=advice.exclude, action=advice.desired.value, acted=outcome.converged,
-            details=ReconciledDetails(generation=ref.generation, status=advice.status.value,
-                                      controller=advice.controller, detail=outcome.detail))
+            EventType.RECONCILED,
+            incident_id=ref.incident_id,
+            cluster=ref.cluster,
+            job_id=ref.job_id,
+            attempt=ref.attempt,
+            nodes=advice.exclude,
+            action=advice.desired.value,
+            acted=outcome.converged,
+            details=ReconciledDetails(
+                generation=ref.generation,
+                status=advice.status.value,
+                controller=advice.controller,
+                detail=outcome.detail,
+            ),
+        )
         await record(self._s.audit, row)
         return outcome
 

@@ -1,6 +1,7 @@
 import asyncio
 import logging
 from datetime import UTC, datetime, timedelta
+from typing import cast
 
 from temporalio import activity
 
@@ -49,8 +50,9 @@ class AssessmentActivities:
         suspects = attribution.nodes if attribution.node_implicated else []
         record = await asyncio.to_thread(self._node_record, req.incident_id, set(gathered.cluster_nodes))
         history = await asyncio.to_thread(self._history, req.incident, gathered.excluded_nodes)
-        nodes = judge_nodes(suspects, self._node_evidence(evidence), record, self._s.config.budgets,
-                            gathered.cluster_nodes)
+        nodes = judge_nodes(
+            suspects, self._node_evidence(evidence), record, self._s.config.budgets, gathered.cluster_nodes
+        )
         if nodes.systemic:
             log.error("incident %s: %s", req.incident_id, nodes.reason)
         decision = decide(
@@ -62,10 +64,16 @@ class AssessmentActivities:
             gathered.checkpoint_step,
             systemic=nodes.systemic,
         )
-        interruption = judge(gathered.job_state, gathered.restart_count, req.incident.attempt, req.detections,
-                             self._s.catalogue.onset)
-        return Assessment(attribution=attribution, decision=decision, nodes=nodes, interruption=interruption,
-                          cascade=runbook.cascade and not attribution.nodes)
+        interruption = judge(
+            gathered.job_state, gathered.restart_count, req.incident.attempt, req.detections, self._s.catalogue.onset
+        )
+        return Assessment(
+            attribution=attribution,
+            decision=decision,
+            nodes=nodes,
+            interruption=interruption,
+            cascade=runbook.cascade and not attribution.nodes,
+        )
 
     def _node_evidence(self, evidence: Evidence) -> set[str]:
         """Nodes that node-level sources (kernel log, GPU metrics, Slurm) say are faulty."""
@@ -80,8 +88,9 @@ class AssessmentActivities:
         budgets = self._s.config.budgets
         now = datetime.now(UTC)
         since = now - timedelta(seconds=max(budgets.node_window_s, budgets.systemic_window_s))
-        rows = self._s.audit.query(cluster=self._s.config.cluster, event_types=[EventType.DECIDED],
-                                   since=since, limit=100_000)
+        rows = self._s.audit.query(
+            cluster=self._s.config.cluster, event_types=[EventType.DECIDED], since=since, limit=100_000
+        )
         record = NodeRecord()
         for row in rows:
             if row.incident_id == incident_id:
@@ -97,14 +106,22 @@ class AssessmentActivities:
         return record
 
     def _history(self, incident: IncidentInput, excluded: list[str]) -> JobHistory:
-        rows = self._s.audit.query(cluster=self._s.config.cluster, job_id=incident.job_id,
-                                   event_types=[EventType.DECIDED, EventType.ENROLLED])
+        rows = self._s.audit.query(
+            cluster=self._s.config.cluster, job_id=incident.job_id, event_types=[EventType.DECIDED, EventType.ENROLLED]
+        )
         # Slurm reuses job ids: an older job's decisions under this id are not this job's history.
         since = _first_submitted(rows, incident.submitted)
-        ours = [r for r in rows if r.event_type is EventType.DECIDED
-                and (since is None or (r.detail(DecidedDetails).submitted or since) >= since)]
-        return JobHistory(restarts=incident.attempt,  # Slurm's restart count is the attempt number
-                          incidents=past_incidents(ours, incident.attempt), excluded_nodes=excluded)
+        ours = [
+            r
+            for r in rows
+            if r.event_type is EventType.DECIDED
+            and (since is None or (r.detail(DecidedDetails).submitted or since) >= since)
+        ]
+        return JobHistory(
+            restarts=incident.attempt,  # Slurm's restart count is the attempt number
+            incidents=past_incidents(ours, incident.attempt),
+            excluded_nodes=excluded,
+        )
 
 
 def _first_submitted(rows: list[AuditRow], current: datetime | None) -> str | None:
@@ -133,7 +150,11 @@ def past_incidents(decided: list[AuditRow], attempt: int) -> list[PastIncident]:
         if best is None or (bool(row.acted), row.id) > (bool(best.acted), best.id):
             ended[row.attempt] = row
     return [
-        PastIncident(attempt=a, failure_class=FailureClass(r.failure_class), nodes=r.nodes,
-                     checkpoint_step=r.detail(DecidedDetails).checkpoint_step)
+        PastIncident(
+            attempt=a,
+            failure_class=FailureClass(cast(str, r.failure_class)),
+            nodes=r.nodes,  # set: filtered above
+            checkpoint_step=r.detail(DecidedDetails).checkpoint_step,
+        )
         for a, r in sorted(ended.items())
     ]

@@ -18,8 +18,11 @@ log = logging.getLogger("respawn.wire.evidence")
 _KERNEL_TAIL_LINES = 200
 _OUTPUT_BYTES = 4 << 20  # of the attempt's output read for its evidence
 # Respawn's own findings, by the kind of detection that carried them.
-_FINDINGS = {DetectionKind.HANG: LineSource.DETECTOR, DetectionKind.SLOWDOWN: LineSource.DETECTOR,
-             DetectionKind.METRICS: LineSource.METRICS}
+_FINDINGS = {
+    DetectionKind.HANG: LineSource.DETECTOR,
+    DetectionKind.SLOWDOWN: LineSource.DETECTOR,
+    DetectionKind.METRICS: LineSource.METRICS,
+}
 
 
 class EvidenceActivities:
@@ -37,8 +40,14 @@ class EvidenceActivities:
             raise as_activity_error(exc) from exc
         # Once per incident, not every poll: the last 4 MiB, every line of them.
         try:
-            raw, end = await asyncio.to_thread(read_lines, config.job_output(req.job_id), req.log_offset,
-                                               _OUTPUT_BYTES, max_lines=None, owner_uid=_owner(job))
+            raw, end = await asyncio.to_thread(
+                read_lines,
+                config.job_output(req.job_id),
+                req.log_offset,
+                _OUTPUT_BYTES,
+                max_lines=None,
+                owner_uid=_owner(job),
+            )
         except UnsafeOutput as exc:
             # The job made its output something Respawn does not read: Slurm's and the nodes' word only.
             log.warning("incident %s: the job's output is not read: %s", req.incident_id, exc.reason)
@@ -48,7 +57,7 @@ class EvidenceActivities:
         lines = []
         for seq, text in enumerate(recent):
             rank = rank_of(text)
-            lines.append(LogLine(text=text, rank=rank, node=placement.get(rank), seq=seq))
+            lines.append(LogLine(text=text, rank=rank, node=None if rank is None else placement.get(rank), seq=seq))
         for node in job.nodes:
             path = config.kernel_log(node)
             if path is not None:
@@ -57,8 +66,10 @@ class EvidenceActivities:
                 except UnsafeOutput as exc:
                     log.warning("incident %s: kernel log of %s not read: %s", req.incident_id, node, exc.reason)
                     kernel = []
-                lines += [LogLine(text=t, source=LineSource.KERNEL, node=node, seq=i)
-                          for i, t in enumerate(_during(kernel, job.start_time))]
+                lines += [
+                    LogLine(text=t, source=LineSource.KERNEL, node=node, seq=i)
+                    for i, t in enumerate(_during(kernel, job.start_time))
+                ]
         for d in req.detections:
             if d.kind is DetectionKind.JOB_ENDED and d.line:
                 lines.append(LogLine(text=d.line, source=LineSource.SCHEDULER))
@@ -89,8 +100,9 @@ class EvidenceActivities:
             last_step=self._last_step(raw),
         )
 
-    async def _gpu_metrics(self, nodes: list[str], start: datetime | None,
-                           detections: list[Detection]) -> list[LogLine]:
+    async def _gpu_metrics(
+        self, nodes: list[str], start: datetime | None, detections: list[Detection]
+    ) -> list[LogLine]:
         """What DCGM says about the attempt's nodes: Xids that changed since it started
         (they back a hardware attribution), and the clocks of the nodes a straggler
         finding names (throttling backs it). Prometheus down or slow: log-only, said so."""
@@ -104,8 +116,7 @@ class EvidenceActivities:
         except MetricsError as exc:
             log.warning("GPU metrics not available for the evidence, it is log-only: %s", exc)
             return [LogLine(text=unavailable_line(str(exc)), source=LineSource.METRICS)]
-        return [LogLine(text=text, source=LineSource.METRICS, node=node, seq=i)
-                for i, (node, text) in enumerate(found)]
+        return [LogLine(text=text, source=LineSource.METRICS, node=node, seq=i) for i, (node, text) in enumerate(found)]
 
     def _last_step(self, lines: list[str]) -> int | None:
         """The newest training step the attempt reported: whether it kept training past a suspicion."""

@@ -35,7 +35,9 @@ class FollowActivities:
                 job = None
             if job is not None and job.restart_count > req.attempt and job.state == "RUNNING":
                 started = AttemptStarted(attempt=job.restart_count, nodes=job.nodes, at=datetime.now(UTC))
-                await self._record(req, EventType.ATTEMPT_STARTED, started.attempt, started.nodes, AttemptStartedDetails())
+                await self._record(
+                    req, EventType.ATTEMPT_STARTED, started.attempt, started.nodes, AttemptStartedDetails()
+                )
                 return started
             await asyncio.sleep(_POLL_S)
         return None
@@ -61,15 +63,26 @@ class FollowActivities:
                 if step is not None:
                     resumed = Resumed(step=step, resumed_from=resumed_from, at=datetime.now(UTC))
                     await self._record(
-                        req, EventType.RESUMED, req.attempt + 1, [],
+                        req,
+                        EventType.RESUMED,
+                        req.attempt + 1,
+                        [],
                         ResumedDetails(step=step, resumed_from=resumed_from, line=text[:500]),
                     )
                     return resumed
             await asyncio.sleep(_POLL_S)
         return None
 
-    async def _record(self, req: FollowRequest, event: EventType, attempt: int, nodes: list[str],
-                      details: EventDetails) -> None:
-        row = incident_event(event, incident_id=req.incident_id, cluster=req.cluster, job_id=req.job_id,
-                             attempt=attempt, nodes=nodes, details=details)
+    async def _record(
+        self, req: FollowRequest, event: EventType, attempt: int, nodes: list[str], details: EventDetails
+    ) -> None:
+        row = incident_event(
+            event,
+            incident_id=req.incident_id,
+            cluster=req.cluster,
+            job_id=req.job_id,
+            attempt=attempt,
+            nodes=nodes,
+            details=details,
+        )
         await record(self._s.audit, row)

@@ -25,6 +25,7 @@ class SchedulerActivities:
     @activity.defn(name="hold_job")
     async def hold_job(self, req: ActionRequest) -> ActionResult:
         """Requeue the attempt in held state, exactly once per incident (actions.hold)."""
+
         async def act() -> ActionResult:
             return _result(await actions.hold(self._s.slurm, req.job_id, req.attempt))
 
@@ -45,6 +46,7 @@ class SchedulerActivities:
     @activity.defn(name="release_job")
     async def release_job(self, req: ActionRequest) -> ActionResult:
         """Release the held job and ask for an immediate start (no requeue back-off)."""
+
         async def act() -> ActionResult:
             return _result(await actions.release(self._s.slurm, req.job_id))
 
@@ -53,6 +55,7 @@ class SchedulerActivities:
     @activity.defn(name="drain_nodes")
     async def drain_nodes(self, req: ActionRequest) -> ActionResult:
         """Take nodes with a record of failing out of the pool, with the reason on them."""
+
         async def act() -> ActionResult:
             drained = await actions.drain(self._s.slurm, req.drain, f"respawn {req.incident_id}: {req.reason}")
             telemetry.DRAINS.inc(len(drained))  # a retry finds the nodes drained and counts nothing
@@ -60,14 +63,22 @@ class SchedulerActivities:
 
         return await self._run(req, EventType.DRAINED, "drain", act, nodes=req.drain)
 
-    async def _run(self, req: ActionRequest, event: EventType, action: str,
-                   act: Callable[[], Awaitable[ActionResult]], nodes: list[str] | None = None) -> ActionResult:
-        released = await asyncio.to_thread(self._s.audit.query, incident_id=req.incident_id,
-                                           event_types=[EventType.WATCHDOG_RELEASED], limit=1)
+    async def _run(
+        self,
+        req: ActionRequest,
+        event: EventType,
+        action: str,
+        act: Callable[[], Awaitable[ActionResult]],
+        nodes: list[str] | None = None,
+    ) -> ActionResult:
+        released = await asyncio.to_thread(
+            self._s.audit.query, incident_id=req.incident_id, event_types=[EventType.WATCHDOG_RELEASED], limit=1
+        )
         if released:
             # The watchdog handed the job back to normal scheduling: this incident acts no more.
-            raise ApplicationError("the watchdog released the job after its hold timed out",
-                                   type="WatchdogReleased", non_retryable=True)
+            raise ApplicationError(
+                "the watchdog released the job after its hold timed out", type="WatchdogReleased", non_retryable=True
+            )
         heartbeat = asyncio.create_task(_heartbeat())
         try:
             result = await act()
@@ -76,10 +87,16 @@ class SchedulerActivities:
         finally:
             heartbeat.cancel()
         row = incident_event(
-            event, incident_id=req.incident_id, cluster=req.cluster, job_id=req.job_id, attempt=req.attempt,
+            event,
+            incident_id=req.incident_id,
+            cluster=req.cluster,
+            job_id=req.job_id,
+            attempt=req.attempt,
             nodes=nodes if nodes is not None else req.exclude if event is EventType.EXCLUDED else [],
-            action=action, acted=True,
-            details=SchedulerActDetails(changed=result.done, detail=result.detail, reason=req.reason))
+            action=action,
+            acted=True,
+            details=SchedulerActDetails(changed=result.done, detail=result.detail, reason=req.reason),
+        )
         await record(self._s.audit, row)
         return result
 

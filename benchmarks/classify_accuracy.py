@@ -71,8 +71,11 @@ def report(rows: list[dict], got: dict[str, dict]) -> None:
     print(f"failure-class accuracy         {_ratio(len(right), len(ok))}")
     print(f"benign excerpts flagged        {len(flagged)} of {len(benign)} {flagged or ''}")
     failures = len(ok) - len(benign)
-    print(f"failures called benign         {len(missed)} of {failures} "
-          f"({len(missed) / failures:.1%}) {missed or ''}" if failures else "failures called benign         0 of 0")
+    print(
+        f"failures called benign         {len(missed)} of {failures} ({len(missed) / failures:.1%}) {missed or ''}"
+        if failures
+        else "failures called benign         0 of 0"
+    )
     print(f"node-implicated precision      {_ratio(len(both), len(said))}")
     print(f"node-implicated recall         {_ratio(len(both), len(truly))}")
     print(f"cause-layer accuracy (labelled non-ambiguous)  {_ratio(len(layer_right), len(layered))}")
@@ -95,13 +98,17 @@ def report(rows: list[dict], got: dict[str, dict]) -> None:
     print("\ncause-layer misses (label -> classified)")
     for r in layered:
         if got[r["id"]]["cause_layer"] != r["cause_layer"]:
-            print(f"  {r['id']}: {r['cause_layer']} -> {got[r['id']]['cause_layer']} "
-                  f"({got[r['id']]['failure_class']}, {got[r['id']]['pattern']})")
+            print(
+                f"  {r['id']}: {r['cause_layer']} -> {got[r['id']]['cause_layer']} "
+                f"({got[r['id']]['failure_class']}, {got[r['id']]['pattern']})"
+            )
     print("\nnode-implicated disagreements (label -> classified)")
     for r in ok:
         if bool(r["node_implicated"]) != got[r["id"]]["node_implicated"]:
-            print(f"  {r['id']}: {r['node_implicated']} -> {got[r['id']]['node_implicated']} "
-                  f"({got[r['id']]['failure_class']}, {got[r['id']]['pattern']})")
+            print(
+                f"  {r['id']}: {r['node_implicated']} -> {got[r['id']]['node_implicated']} "
+                f"({got[r['id']]['failure_class']}, {got[r['id']]['pattern']})"
+            )
 
 
 if __name__ == "__main__":

@@ -63,9 +63,20 @@ def make_log(n: int, seed: int = 7) -> list[str]:
     lines = []
     for i in range(n):
         template = rnd.choice(FAILURES) if i % 10_000 == 9_999 else rnd.choice(HEALTHY)
-        lines.append(template.format(i=i, s=i * 512, ms=rnd.uniform(900, 1100), loss=rnd.uniform(1, 3),
-                                     g=rnd.uniform(0.5, 2), e=i / 1e5, r=rnd.randrange(8), n=rnd.randrange(64),
-                                     p=rnd.randrange(1000, 99999), c=rnd.randrange(32)))
+        lines.append(
+            template.format(
+                i=i,
+                s=i * 512,
+                ms=rnd.uniform(900, 1100),
+                loss=rnd.uniform(1, 3),
+                g=rnd.uniform(0.5, 2),
+                e=i / 1e5,
+                r=rnd.randrange(8),
+                n=rnd.randrange(64),
+                p=rnd.randrange(1000, 99999),
+                c=rnd.randrange(32),
+            )
+        )
     return lines
 
 

@@ -60,14 +60,18 @@ class StepWatch:
 
 
 async def one_run(lab: Lab, audit: AuditTrail, slurm: Slurm, kind: FaultKind) -> float:
-    job_id = submit(lab, nodes=3, steps=1000, checkpoint_every=10, step_seconds=1.0, comment=OBSERVE,
-                    name=f"bench-{kind}")
+    job_id = submit(
+        lab, nodes=3, steps=1000, checkpoint_every=10, step_seconds=1.0, comment=OBSERVE, name=f"bench-{kind}"
+    )
     node = None
     try:
         steps = StepWatch(lab, job_id)
         out = output_path(lab, job_id)
-        await until(lambda: out.exists() and "saved checkpoint step 10" in out.read_text(errors="replace"), 180,
-                     "the first checkpoint")
+        await until(
+            lambda: out.exists() and "saved checkpoint step 10" in out.read_text(errors="replace"),
+            180,
+            "the first checkpoint",
+        )
         node = (await slurm.job(job_id)).nodes[1 if kind is FaultKind.HANG else 2]
         inject(lab, job_id, node, kind, factor=3.0)
 
@@ -100,8 +104,11 @@ async def run(runs: int) -> dict[str, list[float]]:
             for kind in (FaultKind.HANG, FaultKind.SLOW):
                 latency = await one_run(lab, audit, slurm, kind)
                 results[kind.value].append(latency)
-                print(f"run {i + 1}: {kind.value:4} detected {latency:6.2f} s after "
-                      f"{'its last progress' if kind is FaultKind.HANG else 'its first slow step'}", flush=True)
+                print(
+                    f"run {i + 1}: {kind.value:4} detected {latency:6.2f} s after "
+                    f"{'its last progress' if kind is FaultKind.HANG else 'its first slow step'}",
+                    flush=True,
+                )
     audit.close()
     return results
 
@@ -112,8 +119,10 @@ def main() -> int:
     args = parser.parse_args()
     results = asyncio.run(run(args.runs))
     hang, slow = statistics.median(results["hang"]), statistics.median(results["slow"])
-    print(f"\nmedian of {args.runs} runs (3-node job, 1 s steps, sandbox settings: hang floor 15 s,"
-          " straggler 1.5x sustained 10 s):")
+    print(
+        f"\nmedian of {args.runs} runs (3-node job, 1 s steps, sandbox settings: hang floor 15 s,"
+        " straggler 1.5x sustained 10 s):"
+    )
     print(f"  hang detection (last progress -> incident):        {hang:6.2f} s   (NCCL watchdog default: 480-600 s)")
     print(f"  straggler detection (first slow step -> incident): {slow:6.2f} s   (Holmes: about 30 s)")
     return 0

@@ -53,11 +53,16 @@ async def env() -> AsyncIterator[WorkflowEnvironment]:
     """Temporal's time-skipping test server, with Respawn's search attributes."""
     env = await WorkflowEnvironment.start_time_skipping(
         test_server_existing_path=str(Path(sys.executable).parent / "temporal-test-server"),
-        data_converter=pydantic_data_converter)
-    await env.client.operator_service.add_search_attributes(AddSearchAttributesRequest(
-        namespace=env.client.namespace,
-        search_attributes={key.name: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
-                           for key in (JOB_ID, CLUSTER, FAILURE_CLASS, PHASE)}))
+        data_converter=pydantic_data_converter,
+    )
+    await env.client.operator_service.add_search_attributes(
+        AddSearchAttributesRequest(
+            namespace=env.client.namespace,
+            search_attributes={
+                key.name: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD for key in (JOB_ID, CLUSTER, FAILURE_CLASS, PHASE)
+            },
+        )
+    )
     yield env
     await env.shutdown()
 

@@ -21,8 +21,13 @@ from respawn.wire.incident import incident_id
 
 
 @contextmanager
-def respawn_running(lab: Lab, name: str, transport: SchedulerAccess = SchedulerAccess.LOCAL,
-                    environments: dict[str, Environment] | None = None, **budgets):
+def respawn_running(
+    lab: Lab,
+    name: str,
+    transport: SchedulerAccess = SchedulerAccess.LOCAL,
+    environments: dict[str, Environment] | None = None,
+    **budgets,
+):
     """A detector and a worker for the sandbox, as real child processes.
 
     Each test module runs as its own cluster `name` (own task queue, own audit
@@ -32,10 +37,14 @@ def respawn_running(lab: Lab, name: str, transport: SchedulerAccess = SchedulerA
     base = lab_config(lab, transport)
     for stale in lab.root.glob(f"audit-{name}.db*"):  # a module's record starts empty every run
         stale.unlink()
-    config = base.model_copy(update={
-        "cluster": name, "audit_db": lab.root / f"audit-{name}.db",
-        "environments": base.environments | (environments or {}),
-        "budgets": base.budgets.model_copy(update=budgets)})
+    config = base.model_copy(
+        update={
+            "cluster": name,
+            "audit_db": lab.root / f"audit-{name}.db",
+            "environments": base.environments | (environments or {}),
+            "budgets": base.budgets.model_copy(update=budgets),
+        }
+    )
     path = write_config(config, lab.root / f"{name}.yaml")
     with RespawnProcesses(lab, path):
         yield load_config(path)
@@ -57,8 +66,7 @@ class RespawnProcess:
 
     def start(self) -> "RespawnProcess":
         with open(self._log, "ab") as log:
-            self._proc = subprocess.Popen(self._argv, stdout=log, stderr=subprocess.STDOUT,
-                                          stdin=subprocess.DEVNULL)
+            self._proc = subprocess.Popen(self._argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         return self
 
     def kill(self) -> None:
@@ -105,12 +113,15 @@ class Cluster:
         return path.read_text(errors="replace") if path.exists() else ""
 
     async def wait_checkpoint(self, job_id: int, step: int = 10, timeout: float = 120) -> None:
-        await until(lambda: f"saved checkpoint step {step}" in self.output(job_id), timeout,
-                    f"job {job_id} to save checkpoint {step}")
+        await until(
+            lambda: f"saved checkpoint step {step}" in self.output(job_id),
+            timeout,
+            f"job {job_id} to save checkpoint {step}",
+        )
 
-    async def wait_state(self, job_id: int, states: set[str], timeout: float = 180,
-                         min_restarts: int = 0) -> JobInfo:
+    async def wait_state(self, job_id: int, states: set[str], timeout: float = 180, min_restarts: int = 0) -> JobInfo:
         async def probe():
             job = await self.job(job_id)
             return job if job.state in states and job.restart_count >= min_restarts else None
+
         return await until(probe, timeout, f"job {job_id} to reach {states}")

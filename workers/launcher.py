@@ -17,12 +17,16 @@ from respawn.scheduler.hostlist import expand
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="respawn-launcher", description=__doc__.splitlines()[0])
     parser.add_argument("--spares", type=int, default=0, help="nodes of the allocation held back for relaunches")
-    parser.add_argument("--channel", type=Path, default=os.environ.get("RESPAWN_CHANNEL_DIR") or None,
-                        help="the channel directory (default: $RESPAWN_CHANNEL_DIR, else .respawn-<job id>/ "
-                             "beside the job's output)")
+    parser.add_argument(
+        "--channel",
+        type=Path,
+        default=os.environ.get("RESPAWN_CHANNEL_DIR") or None,
+        help="the channel directory (default: $RESPAWN_CHANNEL_DIR, else .respawn-<job id>/ beside the job's output)",
+    )
     parser.add_argument("--wait-s", type=float, default=60.0, help="how long a failed step waits for an instruction")
-    parser.add_argument("--ntasks-per-node", type=int,
-                        default=int(os.environ.get("SLURM_NTASKS_PER_NODE", "1").split("(")[0] or 1))
+    parser.add_argument(
+        "--ntasks-per-node", type=int, default=int(os.environ.get("SLURM_NTASKS_PER_NODE", "1").split("(")[0] or 1)
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the step's command")
     args = parser.parse_args(argv)
     if args.command[:1] == ["--"]:
@@ -36,8 +40,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     job_id = int(os.environ["SLURM_JOB_ID"])
     nodes = expand(os.environ["SLURM_JOB_NODELIST"])
-    launcher = Launcher(args.command, nodes=nodes, spares=args.spares, wait_s=args.wait_s, job_id=job_id,
-                        channel_dir=args.channel or default_channel_dir(job_id), tasks_per_node=args.ntasks_per_node)
+    launcher = Launcher(
+        args.command,
+        nodes=nodes,
+        spares=args.spares,
+        wait_s=args.wait_s,
+        job_id=job_id,
+        channel_dir=args.channel or default_channel_dir(job_id),
+        tasks_per_node=args.ntasks_per_node,
+    )
     return launcher.run()
 
 

@@ -37,4 +37,3 @@ async def run_worker(config: ClusterConfig, stop: asyncio.Event | None = None) -
             await stop.wait()
     finally:
         await services.close()
-

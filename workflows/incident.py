@@ -5,7 +5,8 @@ Temporal persists each step, so when a worker dies the incident resumes where
 it was on another worker, without repeating an action that completed.
 """
 
-from datetime import UTC, timedelta
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypedDict
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -61,15 +62,38 @@ _SCHEDULER_RETRY = RetryPolicy(
     backoff_coefficient=2.0,
     maximum_interval=timedelta(seconds=5),
 )
-_QUICK = dict(start_to_close_timeout=timedelta(seconds=30), schedule_to_close_timeout=timedelta(minutes=5),
-              retry_policy=_SCHEDULER_RETRY)
+
+
+class _Options(TypedDict, total=False):
+    """The options of an activity call, typed so that each call's keywords are checked."""
+
+    start_to_close_timeout: timedelta
+    schedule_to_close_timeout: timedelta
+    heartbeat_timeout: timedelta
+    retry_policy: RetryPolicy
+
+
+_QUICK = _Options(
+    start_to_close_timeout=timedelta(seconds=30),
+    schedule_to_close_timeout=timedelta(minutes=5),
+    retry_policy=_SCHEDULER_RETRY,
+)
 # Scheduler actions heartbeat: a worker killed mid-action is replaced in seconds.
-_ACTION = dict(_QUICK, heartbeat_timeout=timedelta(seconds=5))
+_ACTION = _Options(**_QUICK, heartbeat_timeout=timedelta(seconds=5))
 # Activity error types that mean the job is no longer ours to recover.
 JOB_GONE = {"JobGone", "JobNotFound", "JobFinished", "WatchdogReleased"}
 # Once the incident acts (or has closed) an override can no longer change it.
-_TOO_LATE = {Phase.ACTING, Phase.FOLLOWING, Phase.RESUMED, Phase.STOPPED, Phase.CLOSED, Phase.RECOMMENDED,
-             Phase.DENIED, Phase.RELEASED, Phase.NOT_INTERRUPTED}
+_TOO_LATE = {
+    Phase.ACTING,
+    Phase.FOLLOWING,
+    Phase.RESUMED,
+    Phase.STOPPED,
+    Phase.CLOSED,
+    Phase.RECOMMENDED,
+    Phase.DENIED,
+    Phase.RELEASED,
+    Phase.NOT_INTERRUPTED,
+}
 # Which classes were cascades before the runbooks said so (`cascade: true`): read only for
 # assessments recorded without `Assessment.cascade`, so an incident opened before keeps its steps.
 _CASCADES_BEFORE_RUNBOOKS = {FailureClass.COMM_ERROR, FailureClass.COMM_TIMEOUT}
@@ -128,8 +152,10 @@ class IncidentWorkflow:
             g = self._gathered
             free = set(g.cluster_nodes) - set(g.excluded_nodes) - set(override.exclude)
             if len(free) < len(g.evidence.nodes):
-                return f"excluding {', '.join(override.exclude)} would leave {len(free)} nodes " \
-                       f"for a {len(g.evidence.nodes)}-node job"
+                return (
+                    f"excluding {', '.join(override.exclude)} would leave {len(free)} nodes "
+                    f"for a {len(g.evidence.nodes)}-node job"
+                )
         return None
 
     @workflow.run
@@ -142,8 +168,11 @@ class IncidentWorkflow:
             # worked on it: there is nothing left to recover, say so and stop.
             cause = err.cause
             if isinstance(cause, ApplicationError) and cause.type in JOB_GONE:
-                result = IncidentResult(incident_id=workflow.info().workflow_id, phase=Phase.CLOSED,
-                                        reason=f"job left recovery: {cause.message}")
+                result = IncidentResult(
+                    incident_id=workflow.info().workflow_id,
+                    phase=Phase.CLOSED,
+                    reason=f"job left recovery: {cause.message}",
+                )
                 return await self._close(result, Phase.CLOSED)
             raise
 
@@ -151,15 +180,24 @@ class IncidentWorkflow:
         iid = workflow.info().workflow_id
         # Signal-with-start delivers the first detection with the start.
         await workflow.wait_condition(lambda: bool(self._detections))
-        workflow.upsert_search_attributes([
-            JOB_ID.value_set(str(inp.job_id)), CLUSTER.value_set(inp.cluster), PHASE.value_set(self._phase.value)
-        ])
+        workflow.upsert_search_attributes(
+            [JOB_ID.value_set(str(inp.job_id)), CLUSTER.value_set(inp.cluster), PHASE.value_set(self._phase.value)]
+        )
         first = self._detections[0]
-        await self._record(EventType.DETECTED, at=first.at, pattern=first.pattern, details=DetectedDetails(
-            kind=first.kind.value, line=(first.line or "")[:500], pattern=first.pattern,
-            node=first.node, job_state=first.job_state, mode=inp.mode.value,
-            environment=inp.environment,
-        ))
+        await self._record(
+            EventType.DETECTED,
+            at=first.at,
+            pattern=first.pattern,
+            details=DetectedDetails(
+                kind=first.kind.value,
+                line=(first.line or "")[:500],
+                pattern=first.pattern,
+                node=first.node,
+                job_state=first.job_state,
+                mode=inp.mode.value,
+                environment=inp.environment,
+            ),
+        )
 
         # Coalesce: the other ranks' lines and Slurm's verdict arrive within a second.
         await workflow.sleep(timedelta(seconds=inp.settle_s))
@@ -178,8 +216,10 @@ class IncidentWorkflow:
             # A dead node shows first as its peers' communication errors; Slurm
             # notices the node a few seconds later. Wait for that, bounded.
             try:
-                await workflow.wait_condition(lambda: self._node_down_seen() or self._override is not None,
-                                              timeout=timedelta(seconds=inp.cascade_wait_s))
+                await workflow.wait_condition(
+                    lambda: self._node_down_seen() or self._override is not None,
+                    timeout=timedelta(seconds=inp.cascade_wait_s),
+                )
                 gathered, assessment = await self._assess(iid, inp)
                 attribution = assessment.attribution
             except TimeoutError:
@@ -187,37 +227,66 @@ class IncidentWorkflow:
         decision = assessment.decision
         workflow.upsert_search_attributes([FAILURE_CLASS.value_set(attribution.failure_class.value)])
         self._set_phase(Phase.ATTRIBUTED)
-        common = dict(failure_class=attribution.failure_class.value, pattern=attribution.pattern,
-                      cause_layer=attribution.cause_layer.value)
-        await self._record(EventType.ATTRIBUTED, nodes=attribution.nodes, **common, details=AttributedDetails(
-            node_implicated=attribution.node_implicated, line=(attribution.line or "")[:500],
-            recoverable_by_restart=attribution.recoverable_by_restart, job_state=gathered.job_state,
-            down_nodes=gathered.evidence.down_nodes, source=attribution.source.value,
-            hook_error=attribution.hook_error, hook_rationale=attribution.hook_rationale,
-            hook_refused_nodes=attribution.hook_refused_nodes,
-            unknown=attribution.unknown, last_lines=attribution.last_lines,
-        ))
+        common: dict[str, Any] = dict(
+            failure_class=attribution.failure_class.value,
+            pattern=attribution.pattern,
+            cause_layer=attribution.cause_layer.value,
+        )
+        await self._record(
+            EventType.ATTRIBUTED,
+            nodes=attribution.nodes,
+            **common,
+            details=AttributedDetails(
+                node_implicated=attribution.node_implicated,
+                line=(attribution.line or "")[:500],
+                recoverable_by_restart=attribution.recoverable_by_restart,
+                job_state=gathered.job_state,
+                down_nodes=gathered.evidence.down_nodes,
+                source=attribution.source.value,
+                hook_error=attribution.hook_error,
+                hook_rationale=attribution.hook_rationale,
+                hook_refused_nodes=attribution.hook_refused_nodes,
+                unknown=attribution.unknown,
+                last_lines=attribution.last_lines,
+            ),
+        )
         nodes = assessment.nodes
         if nodes.systemic:
-            await self._record(EventType.SYSTEMIC, nodes=attribution.nodes, **common,
-                               details=SystemicDetails(reason=nodes.reason))
+            await self._record(
+                EventType.SYSTEMIC, nodes=attribution.nodes, **common, details=SystemicDetails(reason=nodes.reason)
+            )
         acting = inp.mode is Mode.ACTION
         # A stop withholds the requeue of an attempt that ended; of one that still runs, it withholds nothing.
         withholds_nothing = confirming and not assessment.interruption.ended
         # The recommendation is on record before anything is done about it.
-        await self._record(EventType.DECIDED, nodes=attribution.nodes, action=decision.action.value,
-                           acted=acting and not (decision.action is Action.STOP and withholds_nothing),
-                           **common, details=DecidedDetails(
-                               reason=decision.reason, exclude=decision.exclude,
-                               newly_excluded=decision.newly_excluded, drain=nodes.drain,
-                               drain_backed=nodes.drain_backed, systemic=nodes.systemic,
-                               checkpoint_step=gathered.checkpoint_step, mode=inp.mode.value,
-                               interruption=assessment.interruption.why if confirming else None,
-                               submitted=inp.submitted.astimezone(UTC).isoformat() if inp.submitted else None,
-                           ))
-        result = IncidentResult(incident_id=iid, phase=self._phase, failure_class=attribution.failure_class.value,
-                                action=decision.action.value, acted=acting, reason=decision.reason,
-                                excluded_nodes=decision.exclude)
+        await self._record(
+            EventType.DECIDED,
+            nodes=attribution.nodes,
+            action=decision.action.value,
+            acted=acting and not (decision.action is Action.STOP and withholds_nothing),
+            **common,
+            details=DecidedDetails(
+                reason=decision.reason,
+                exclude=decision.exclude,
+                newly_excluded=decision.newly_excluded,
+                drain=nodes.drain,
+                drain_backed=nodes.drain_backed,
+                systemic=nodes.systemic,
+                checkpoint_step=gathered.checkpoint_step,
+                mode=inp.mode.value,
+                interruption=assessment.interruption.why if confirming else None,
+                submitted=inp.submitted.astimezone(UTC).isoformat() if inp.submitted else None,
+            ),
+        )
+        result = IncidentResult(
+            incident_id=iid,
+            phase=self._phase,
+            failure_class=attribution.failure_class.value,
+            action=decision.action.value,
+            acted=acting,
+            reason=decision.reason,
+            excluded_nodes=decision.exclude,
+        )
         drain = nodes.drain_backed
         if acting and inp.approval is not None and self._override is None:
             await self._await_approval(inp)
@@ -225,9 +294,13 @@ class IncidentWorkflow:
             # The operator's word replaces Respawn's, in observe mode too: it is a
             # person's explicit command, on record with who and why.
             override = self._override
-            await self._record(EventType.OVERRIDE, action=override.action.value, nodes=override.exclude,
-                               acted=override.action not in (OverrideAction.DENY,), details=OverrideDetails(
-                                   who=override.who, reason=override.reason))
+            await self._record(
+                EventType.OVERRIDE,
+                action=override.action.value,
+                nodes=override.exclude,
+                acted=override.action not in (OverrideAction.DENY,),
+                details=OverrideDetails(who=override.who, reason=override.reason),
+            )
             drain = []  # an operator decides about nodes himself
             if override.action is OverrideAction.DENY:
                 result.acted, result.reason = False, f"denied by {override.who}: {override.reason}"
@@ -253,8 +326,9 @@ class IncidentWorkflow:
                 if not outcome.converged:
                     result.acted, result.reason = False, f"{decision.reason}; advice not carried out: {outcome.detail}"
                     return await self._close(result, Phase.CLOSED)
-            await self._record(EventType.STOPPED, action="stop", acted=True, **common,
-                               details=StoppedDetails(reason=decision.reason))
+            await self._record(
+                EventType.STOPPED, action="stop", acted=True, **common, details=StoppedDetails(reason=decision.reason)
+            )
             return await self._close(result, Phase.STOPPED)
 
         self._set_phase(Phase.ACTING)
@@ -265,8 +339,15 @@ class IncidentWorkflow:
                 result.acted, result.reason = False, f"{decision.reason}; advice not carried out: {outcome.detail}"
                 return await self._close(result, Phase.CLOSED)
         else:
-            request = ActionRequest(incident_id=iid, cluster=inp.cluster, job_id=inp.job_id, attempt=inp.attempt,
-                                    exclude=decision.exclude, drain=drain, reason=decision.reason)
+            request = ActionRequest(
+                incident_id=iid,
+                cluster=inp.cluster,
+                job_id=inp.job_id,
+                attempt=inp.attempt,
+                exclude=decision.exclude,
+                drain=drain,
+                reason=decision.reason,
+            )
             await workflow.execute_activity_method(SchedulerActivities.hold_job, request, **_ACTION)
             await workflow.execute_activity_method(SchedulerActivities.exclude_nodes, request, **_ACTION)
             await workflow.execute_activity_method(SchedulerActivities.release_job, request, **_ACTION)
@@ -275,19 +356,31 @@ class IncidentWorkflow:
                 await workflow.execute_activity_method(SchedulerActivities.drain_nodes, request, **_ACTION)
 
         self._set_phase(Phase.FOLLOWING)
-        follow = FollowRequest(incident_id=iid, cluster=inp.cluster, job_id=inp.job_id, attempt=inp.attempt,
-                               log_offset=gathered.log_end, timeout_s=inp.follow_timeout_s)
-        long_poll = dict(start_to_close_timeout=timedelta(seconds=inp.follow_timeout_s + 30),
-                         heartbeat_timeout=timedelta(seconds=5), retry_policy=_SCHEDULER_RETRY)
+        follow = FollowRequest(
+            incident_id=iid,
+            cluster=inp.cluster,
+            job_id=inp.job_id,
+            attempt=inp.attempt,
+            log_offset=gathered.log_end,
+            timeout_s=inp.follow_timeout_s,
+        )
+        long_poll = _Options(
+            start_to_close_timeout=timedelta(seconds=inp.follow_timeout_s + 30),
+            heartbeat_timeout=timedelta(seconds=5),
+            retry_policy=_SCHEDULER_RETRY,
+        )
         result.next_attempt = await workflow.execute_activity_method(
-            FollowActivities.await_next_attempt, follow, **long_poll)
+            FollowActivities.await_next_attempt, follow, **long_poll
+        )
         if result.next_attempt is not None:
             result.resumed = await workflow.execute_activity_method(
-                FollowActivities.await_progress, follow, **long_poll)
+                FollowActivities.await_progress, follow, **long_poll
+            )
         return await self._close(result, Phase.RESUMED if result.resumed else Phase.CLOSED)
 
-    async def _await_confirmation(self, iid: str, inp: IncidentInput, gathered: Gathered,
-                                  assessment: Assessment) -> tuple[Gathered, Assessment]:
+    async def _await_confirmation(
+        self, iid: str, inp: IncidentInput, gathered: Gathered, assessment: Assessment
+    ) -> tuple[Gathered, Assessment]:
         """While the attempt still runs, a failure-like line is a suspicion: wait, bounded by the
         confirmation window, for what confirms it (the attempt's end, a stall, a node down, a
         certain line), judging again at each new detection and once the window has passed."""
@@ -299,15 +392,18 @@ class IncidentWorkflow:
             self._set_phase(Phase.SUSPECTED)
             seen = len(self._detections)
             try:
-                await workflow.wait_condition(lambda: len(self._detections) > seen or self._override is not None,
-                                              timeout=timedelta(seconds=remaining))
+                await workflow.wait_condition(
+                    lambda: len(self._detections) > seen or self._override is not None,  # noqa: B023 (awaited here)
+                    timeout=timedelta(seconds=remaining),
+                )
             except TimeoutError:
                 pass
             gathered, assessment = await self._assess(iid, inp)
         return gathered, assessment
 
-    async def _not_interrupted(self, iid: str, inp: IncidentInput, gathered: Gathered, assessment: Assessment,
-                               suspected_at: int | None) -> IncidentResult:
+    async def _not_interrupted(
+        self, iid: str, inp: IncidentInput, gathered: Gathered, assessment: Assessment, suspected_at: int | None
+    ) -> IncidentResult:
         """Nothing to recover: the attempt trained on past the window, or ended as meant. The
         suspicion is on record with its line and why; the attempt stays watched."""
         attribution, verdict = assessment.attribution, assessment.interruption
@@ -316,13 +412,27 @@ class IncidentWorkflow:
             why = f"the attempt still ran {inp.confirm_window_s:g} s after the suspicion"
             if gathered.last_step is not None and gathered.last_step != suspected_at:
                 why += f" and trained on (step {suspected_at} to {gathered.last_step})"
-        await self._record(EventType.NOT_INTERRUPTED, failure_class=attribution.failure_class.value,
-                           pattern=attribution.pattern, cause_layer=attribution.cause_layer.value, acted=False,
-                           details=NotInterruptedDetails(why=why, line=(attribution.line or "")[:500],
-                                                         job_state=gathered.job_state, suspected_at_step=suspected_at,
-                                                         last_step=gathered.last_step))
-        result = IncidentResult(incident_id=iid, phase=Phase.NOT_INTERRUPTED,
-                                failure_class=attribution.failure_class.value, reason=why, log_end=gathered.log_end)
+        await self._record(
+            EventType.NOT_INTERRUPTED,
+            failure_class=attribution.failure_class.value,
+            pattern=attribution.pattern,
+            cause_layer=attribution.cause_layer.value,
+            acted=False,
+            details=NotInterruptedDetails(
+                why=why,
+                line=(attribution.line or "")[:500],
+                job_state=gathered.job_state,
+                suspected_at_step=suspected_at,
+                last_step=gathered.last_step,
+            ),
+        )
+        result = IncidentResult(
+            incident_id=iid,
+            phase=Phase.NOT_INTERRUPTED,
+            failure_class=attribution.failure_class.value,
+            reason=why,
+            log_end=gathered.log_end,
+        )
         return await self._close(result, Phase.NOT_INTERRUPTED)
 
     async def _await_approval(self, inp: IncidentInput) -> None:
@@ -330,45 +440,77 @@ class IncidentWorkflow:
         assert inp.approval is not None
         self._set_phase(Phase.AWAITING_APPROVAL)
         try:
-            await workflow.wait_condition(lambda: self._override is not None,
-                                          timeout=timedelta(seconds=inp.approval.timeout_s))
+            await workflow.wait_condition(
+                lambda: self._override is not None, timeout=timedelta(seconds=inp.approval.timeout_s)
+            )
         except TimeoutError:
             self._override = Override(
-                action=OverrideAction(inp.approval.default), who="approval-timeout",
-                reason=f"no answer within {inp.approval.timeout_s:.0f} s: the environment's default")
+                action=OverrideAction(inp.approval.default),
+                who="approval-timeout",
+                reason=f"no answer within {inp.approval.timeout_s:.0f} s: the environment's default",
+            )
 
     async def _release_unchanged(self, iid: str, inp: IncidentInput, reason: str) -> None:
         if inp.acting is Acting.CONTROLLER:
             await self._advise(iid, inp, Desired.RELEASE, [], [], reason)  # its outcome is on record
             return
-        request = ActionRequest(incident_id=iid, cluster=inp.cluster, job_id=inp.job_id, attempt=inp.attempt,
-                                reason=reason)
+        request = ActionRequest(
+            incident_id=iid, cluster=inp.cluster, job_id=inp.job_id, attempt=inp.attempt, reason=reason
+        )
         await workflow.execute_activity_method(SchedulerActivities.release_job, request, **_ACTION)
 
-    async def _advise(self, iid: str, inp: IncidentInput, desired: Desired, exclude: list[str], drain: list[str],
-                      reason: str) -> Outcome:
+    async def _advise(
+        self, iid: str, inp: IncidentInput, desired: Desired, exclude: list[str], drain: list[str], reason: str
+    ) -> Outcome:
         """advisor transport: publish what is to be done and wait for the cluster's controller to do it."""
         advice = await workflow.execute_activity_method(
             AdviceActivities.publish_advice,
-            AdviceRequest(incident_id=iid, cluster=inp.cluster, job_id=inp.job_id, attempt=inp.attempt,
-                          desired=desired, exclude=exclude, drain=drain, reason=reason), **_QUICK)
-        ref = AdviceRef(incident_id=iid, cluster=inp.cluster, job_id=inp.job_id, attempt=inp.attempt,
-                        generation=advice.generation, timeout_s=inp.reconcile_timeout_s)
+            AdviceRequest(
+                incident_id=iid,
+                cluster=inp.cluster,
+                job_id=inp.job_id,
+                attempt=inp.attempt,
+                desired=desired,
+                exclude=exclude,
+                drain=drain,
+                reason=reason,
+            ),
+            **_QUICK,
+        )
+        ref = AdviceRef(
+            incident_id=iid,
+            cluster=inp.cluster,
+            job_id=inp.job_id,
+            attempt=inp.attempt,
+            generation=advice.generation,
+            timeout_s=inp.reconcile_timeout_s,
+        )
         return await workflow.execute_activity_method(
-            AdviceActivities.await_reconciliation, ref,
-            start_to_close_timeout=timedelta(seconds=inp.reconcile_timeout_s + 30), heartbeat_timeout=timedelta(seconds=5), retry_policy=_SCHEDULER_RETRY)
+            AdviceActivities.await_reconciliation,
+            ref,
+            start_to_close_timeout=timedelta(seconds=inp.reconcile_timeout_s + 30),
+            heartbeat_timeout=timedelta(seconds=5),
+            retry_policy=_SCHEDULER_RETRY,
+        )
 
     async def _assess(self, iid: str, inp: IncidentInput) -> tuple[Gathered, Assessment]:
         gathered = await workflow.execute_activity_method(
             EvidenceActivities.gather_evidence,
-            GatherRequest(incident_id=iid, job_id=inp.job_id, attempt=inp.attempt,
-                          log_offset=min(d.log_offset for d in self._detections),
-                          detections=list(self._detections)), **_QUICK)
+            GatherRequest(
+                incident_id=iid,
+                job_id=inp.job_id,
+                attempt=inp.attempt,
+                log_offset=min(d.log_offset for d in self._detections),
+                detections=list(self._detections),
+            ),
+            **_QUICK,
+        )
         self._gathered = gathered
         assessment = await workflow.execute_activity_method(
             AssessmentActivities.assess,
             AssessRequest(incident=inp, incident_id=iid, gathered=gathered, detections=list(self._detections)),
-            **_QUICK)
+            **_QUICK,
+        )
         return gathered, assessment
 
     def _node_down_seen(self) -> bool:
@@ -377,17 +519,28 @@ class IncidentWorkflow:
     async def _close(self, result: IncidentResult, phase: Phase) -> IncidentResult:
         self._set_phase(phase)
         result.phase = phase
-        await self._record(EventType.INCIDENT_CLOSED, failure_class=result.failure_class, action=result.action,
-                           acted=result.acted, details=IncidentClosedDetails(phase=phase.value, reason=result.reason))
+        await self._record(
+            EventType.INCIDENT_CLOSED,
+            failure_class=result.failure_class,
+            action=result.action,
+            acted=result.acted,
+            details=IncidentClosedDetails(phase=phase.value, reason=result.reason),
+        )
         return result
 
     def _set_phase(self, phase: Phase) -> None:
         self._phase = phase
         workflow.upsert_search_attributes([PHASE.value_set(phase.value)])
 
-    async def _record(self, event_type: EventType, *, at=None, **fields) -> None:
+    async def _record(self, event_type: EventType, *, at: datetime | None = None, **fields: Any) -> None:
         assert self._input is not None
-        event = incident_event(event_type, incident_id=workflow.info().workflow_id, cluster=self._input.cluster,
-                               job_id=self._input.job_id, attempt=self._input.attempt, at=at or workflow.now(),
-                               **fields)
+        event = incident_event(
+            event_type,
+            incident_id=workflow.info().workflow_id,
+            cluster=self._input.cluster,
+            job_id=self._input.job_id,
+            attempt=self._input.attempt,
+            at=at or workflow.now(),
+            **fields,
+        )
         await workflow.execute_activity_method(AuditActivities.record_event, event, **_QUICK)

@@ -19,13 +19,45 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 PARTS = {"development": HERE / "development.jsonl", "validation": HERE / "validation.jsonl"}
 SHARED = HERE.parent.parent.parent / "shared" / "corpus" / "dev.jsonl"
-CLASSES = {"gpu_hardware", "gpu_fault", "interconnect", "comm_timeout", "comm_error", "gpu_oom", "host_oom",
-           "app_error", "numerical", "process_crash", "storage", "scheduler_limit", "node_failure", "launch",
-           "slowdown", "hang", "benign"}
-LAYERS = {"hardware", "infrastructure_network", "system_software", "storage", "scheduler", "application", "benign",
-          "ambiguous"}
-REQUIRED = ("id", "text", "source", "failure_class", "cause_layer", "node_implicated", "recoverable_by_restart",
-            "rationale")
+CLASSES = {
+    "gpu_hardware",
+    "gpu_fault",
+    "interconnect",
+    "comm_timeout",
+    "comm_error",
+    "gpu_oom",
+    "host_oom",
+    "app_error",
+    "numerical",
+    "process_crash",
+    "storage",
+    "scheduler_limit",
+    "node_failure",
+    "launch",
+    "slowdown",
+    "hang",
+    "benign",
+}
+LAYERS = {
+    "hardware",
+    "infrastructure_network",
+    "system_software",
+    "storage",
+    "scheduler",
+    "application",
+    "benign",
+    "ambiguous",
+}
+REQUIRED = (
+    "id",
+    "text",
+    "source",
+    "failure_class",
+    "cause_layer",
+    "node_implicated",
+    "recoverable_by_restart",
+    "rationale",
+)
 
 
 def part_of(text: str) -> str:
@@ -40,17 +72,26 @@ def _texts(path: Path) -> set[str]:
 
 def main() -> int:
     seen = set().union(*(_texts(p) for p in [*PARTS.values(), SHARED]))
-    ids = {json.loads(line)["id"] for p in PARTS.values() if p.exists()
-           for line in p.read_text().splitlines() if line.strip()}
+    ids = {
+        json.loads(line)["id"]
+        for p in PARTS.values()
+        if p.exists()
+        for line in p.read_text().splitlines()
+        if line.strip()
+    }
     added = {name: 0 for name in PARTS}
     for n, line in enumerate(Path(sys.argv[1]).read_text().splitlines(), 1):
         if not line.strip():
             continue
         row = json.loads(line)
         missing = [k for k in REQUIRED if k not in row]
-        if missing or row["failure_class"] not in CLASSES or row["cause_layer"] not in LAYERS \
-                or row["recoverable_by_restart"] not in (True, False, "unknown") \
-                or not isinstance(row["node_implicated"], bool):
+        if (
+            missing
+            or row["failure_class"] not in CLASSES
+            or row["cause_layer"] not in LAYERS
+            or row["recoverable_by_restart"] not in (True, False, "unknown")
+            or not isinstance(row["node_implicated"], bool)
+        ):
             print(f"line {n}: refused ({missing or 'a label outside the taxonomy'})", file=sys.stderr)
             continue
         text = row["text"].strip()

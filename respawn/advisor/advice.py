@@ -17,6 +17,7 @@ import sqlite3
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -115,8 +116,10 @@ CREATE TABLE IF NOT EXISTS advice (
     PRIMARY KEY (cluster, job_id, generation)
 );
 """
-_COLUMNS = ("cluster, job_id, generation, incident_id, attempt, desired, exclude, drain, reason, published_at,"
-            " status, detail, controller, status_at")
+_COLUMNS = (
+    "cluster, job_id, generation, incident_id, attempt, desired, exclude, drain, reason, published_at,"
+    " status, detail, controller, status_at"
+)
 
 
 class AdviceStore:
@@ -135,14 +138,30 @@ class AdviceStore:
             existing = self._one("incident_id = ?", (req.incident_id,))
             if existing is not None:
                 return existing
-            (newest,) = self._db.execute("SELECT COALESCE(MAX(generation), 0) FROM advice WHERE cluster = ?"
-                                         " AND job_id = ?", (req.cluster, req.job_id)).fetchone()
+            (newest,) = self._db.execute(
+                "SELECT COALESCE(MAX(generation), 0) FROM advice WHERE cluster = ? AND job_id = ?",
+                (req.cluster, req.job_id),
+            ).fetchone()
             advice = Advice(**req.model_dump(), generation=newest + 1, published_at=datetime.now(UTC))
             self._db.execute(
                 f"INSERT INTO advice ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (advice.cluster, advice.job_id, advice.generation, advice.incident_id, advice.attempt,
-                 advice.desired.value, json.dumps(advice.exclude), json.dumps(advice.drain), advice.reason,
-                 advice.published_at.isoformat(), advice.status.value, advice.detail, None, None))
+                (
+                    advice.cluster,
+                    advice.job_id,
+                    advice.generation,
+                    advice.incident_id,
+                    advice.attempt,
+                    advice.desired.value,
+                    json.dumps(advice.exclude),
+                    json.dumps(advice.drain),
+                    advice.reason,
+                    advice.published_at.isoformat(),
+                    advice.status.value,
+                    advice.detail,
+                    None,
+                    None,
+                ),
+            )
             return advice
 
     def current(self, cluster: str, job_id: int) -> Advice | None:
@@ -154,18 +173,22 @@ class AdviceStore:
 
     def listing(self, cluster: str, *, open_only: bool = False, after_job: int = 0, limit: int = 100) -> list[Advice]:
         """Each job's current advice, by job id; page with `after_job` (a cursor)."""
-        where = "a.cluster = ? AND a.job_id > ? AND a.generation = (SELECT MAX(generation) FROM advice b" \
-                " WHERE b.cluster = a.cluster AND b.job_id = a.job_id)"
-        args: list = [cluster, after_job]
+        where = (
+            "a.cluster = ? AND a.job_id > ? AND a.generation = (SELECT MAX(generation) FROM advice b"
+            " WHERE b.cluster = a.cluster AND b.job_id = a.job_id)"
+        )
+        args: list[str | int] = [cluster, after_job]
         if open_only:
             where += f" AND a.status NOT IN ({','.join('?' * len(TERMINAL))})"
             args += [s.value for s in TERMINAL]
-        rows = self._db.execute(f"SELECT {_COLUMNS} FROM advice a WHERE {where} ORDER BY a.job_id LIMIT ?",
-                                (*args, limit)).fetchall()
+        rows = self._db.execute(
+            f"SELECT {_COLUMNS} FROM advice a WHERE {where} ORDER BY a.job_id LIMIT ?", (*args, limit)
+        ).fetchall()
         return [_advice(r) for r in rows]
 
-    def report(self, cluster: str, job_id: int, generation: int, status: Status, detail: str,
-               controller: str) -> Advice:
+    def report(
+        self, cluster: str, job_id: int, generation: int, status: Status, detail: str, controller: str
+    ) -> Advice:
         """A controller's reconciliation status for one generation.
 
         Only the job's current generation can be reported on; a final status
@@ -178,24 +201,29 @@ class AdviceStore:
             if current is None or generation > current.generation:
                 raise UnknownAdvice(f"job {job_id} has no advice of generation {generation}")
             if generation < current.generation:
-                raise StaleGeneration(f"generation {generation} of job {job_id} is stale: the current advice is"
-                                      f" generation {current.generation}")
+                raise StaleGeneration(
+                    f"generation {generation} of job {job_id} is stale: the current advice is"
+                    f" generation {current.generation}"
+                )
             if current.status in TERMINAL:
                 if status is current.status:
                     return current
                 raise AlreadyFinal(f"generation {generation} of job {job_id} is already {current.status.value}")
             now = datetime.now(UTC)
-            self._db.execute("UPDATE advice SET status = ?, detail = ?, controller = ?, status_at = ?"
-                             " WHERE cluster = ? AND job_id = ? AND generation = ?",
-                             (status.value, detail, controller, now.isoformat(), cluster, job_id, generation))
-            return current.model_copy(update={"status": status, "detail": detail, "controller": controller,
-                                              "status_at": now})
+            self._db.execute(
+                "UPDATE advice SET status = ?, detail = ?, controller = ?, status_at = ?"
+                " WHERE cluster = ? AND job_id = ? AND generation = ?",
+                (status.value, detail, controller, now.isoformat(), cluster, job_id, generation),
+            )
+            return current.model_copy(
+                update={"status": status, "detail": detail, "controller": controller, "status_at": now}
+            )
 
-    def _one(self, where: str, args: tuple) -> Advice | None:
+    def _one(self, where: str, args: tuple[str | int, ...]) -> Advice | None:
         row = self._db.execute(f"SELECT {_COLUMNS} FROM advice WHERE {where}", args).fetchone()
         return _advice(row) if row else None
 
-    def _transaction(self):
+    def _transaction(self) -> "_Immediate":
         return _Immediate(self._db)
 
 
@@ -208,12 +236,24 @@ class _Immediate:
     def __enter__(self) -> None:
         self._db.execute("BEGIN IMMEDIATE")
 
-    def __exit__(self, exc_type, *_) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
         self._db.execute("COMMIT" if exc_type is None else "ROLLBACK")
 
 
-def _advice(r: tuple) -> Advice:
-    return Advice(cluster=r[0], job_id=r[1], generation=r[2], incident_id=r[3], attempt=r[4], desired=Desired(r[5]),
-                  exclude=json.loads(r[6]), drain=json.loads(r[7]), reason=r[8],
-                  published_at=datetime.fromisoformat(r[9]), status=Status(r[10]), detail=r[11], controller=r[12],
-                  status_at=datetime.fromisoformat(r[13]) if r[13] else None)
+def _advice(r: tuple[Any, ...]) -> Advice:
+    return Advice(
+        cluster=r[0],
+        job_id=r[1],
+        generation=r[2],
+        incident_id=r[3],
+        attempt=r[4],
+        desired=Desired(r[5]),
+        exclude=json.loads(r[6]),
+        drain=json.loads(r[7]),
+        reason=r[8],
+        published_at=datetime.fromisoformat(r[9]),
+        status=Status(r[10]),
+        detail=r[11],
+        controller=r[12],
+        status_at=datetime.fromisoformat(r[13]) if r[13] else None,
+    )

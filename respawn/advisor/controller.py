@@ -12,6 +12,7 @@ implements the same contract (docs/advisor-api.md); this one is what the tests u
 import asyncio
 import logging
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import httpx
@@ -78,8 +79,9 @@ class Controller:
             return None
         except SchedulerError as exc:
             if exc.retryable:
-                log.warning("job %s generation %s: Slurm unavailable, trying again: %s",
-                            advice.job_id, advice.generation, exc)
+                log.warning(
+                    "job %s generation %s: Slurm unavailable, trying again: %s", advice.job_id, advice.generation, exc
+                )
                 return None
             detail, status = f"{type(exc).__name__}: {exc}", Status.ABANDONED
         except Abandon as exc:
@@ -90,14 +92,22 @@ class Controller:
 
     async def _report(self, advice: Advice, status: Status, detail: str) -> bool:
         """False when the API refuses it as stale or final: newer advice replaced this one."""
-        answer = await self._api.post(f"/api/v1/jobs/{advice.job_id}/advice/{advice.generation}/status",
-                                      json={"status": status.value, "detail": detail[:1000]})
+        answer = await self._api.post(
+            f"/api/v1/jobs/{advice.job_id}/advice/{advice.generation}/status",
+            json={"status": status.value, "detail": detail[:1000]},
+        )
         if answer.status_code == 409:
             log.info("job %s generation %s: %s", advice.job_id, advice.generation, answer.json().get("detail"))
             return False
         answer.raise_for_status()
-        log.info("job %s generation %s (%s): %s: %s", advice.job_id, advice.generation, advice.desired.value,
-                 status.value, detail)
+        log.info(
+            "job %s generation %s (%s): %s: %s",
+            advice.job_id,
+            advice.generation,
+            advice.desired.value,
+            status.value,
+            detail,
+        )
         return True
 
     async def _apply(self, advice: Advice) -> str:
@@ -142,7 +152,7 @@ class TokenError(ValueError):
     """No usable token for the controller; the message is one line and never holds the token."""
 
 
-def controller_token(token_file: Path | None, environ: dict[str, str]) -> str:
+def controller_token(token_file: Path | None, environ: Mapping[str, str]) -> str:
     """The controller's bearer token: from `token_file` when given, else from $RESPAWN_TOKEN.
 
     Never from the command line, where every user of the host reads it (`ps`,
@@ -172,12 +182,14 @@ def controller_slurm(config: ClusterConfig) -> Slurm:
     env = dict(os.environ)
     if config.scheduler.slurm_conf is not None:
         env["SLURM_CONF"] = str(config.scheduler.slurm_conf)
-    return Slurm(LocalTransport(env=env, bin_dir=config.scheduler.slurm_bin_dir),
-                 timeout=config.scheduler.command_timeout_s)
+    return Slurm(
+        LocalTransport(env=env, bin_dir=config.scheduler.slurm_bin_dir), timeout=config.scheduler.command_timeout_s
+    )
 
 
-async def run_controller(config: ClusterConfig, server: str, token: str, interval_s: float,
-                         stop: asyncio.Event) -> None:
+async def run_controller(
+    config: ClusterConfig, server: str, token: str, interval_s: float, stop: asyncio.Event
+) -> None:
     headers = {"Authorization": f"Bearer {token}"}
     slurm = controller_slurm(config)
     try:

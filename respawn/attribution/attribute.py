@@ -70,8 +70,7 @@ _UNMATCHED = FailureClass.PROCESS_CRASH
 _UNKNOWN_TAIL = 10  # the lines an unknown failure is reported with
 # Slurm states of an attempt that ended badly. In any other state (RUNNING,
 # COMPLETED) and with a zero exit code, evidence that matches nothing is benign.
-_FAILED_STATES = {"FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "TIMEOUT", "BOOT_FAIL", "DEADLINE", "PREEMPTED",
-                  "CANCELLED"}
+_FAILED_STATES = {"FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "TIMEOUT", "BOOT_FAIL", "DEADLINE", "PREEMPTED", "CANCELLED"}
 _AUDIT_LINE = 1000  # the deciding line is kept for the audit trail, bounded
 
 
@@ -156,8 +155,9 @@ def _tagged(line: _Line, text: str) -> _Line:
     return _Line(line.text, line.source, line.node, rank, line.seq)
 
 
-def _in_frame(i: int, line: _Line, untagged: Sequence[str], texts: Sequence[str],
-              line_at: Callable[[int], _Line]) -> bool:
+def _in_frame(
+    i: int, line: _Line, untagged: Sequence[str], texts: Sequence[str], line_at: Callable[[int], _Line]
+) -> bool:
     """Whether line i is part of a traceback frame: the `File "..."` header, or the
     indented source line right under it in the same stream (same rank)."""
     body = untagged[i]

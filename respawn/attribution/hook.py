@@ -78,7 +78,7 @@ async def consult(hook: AttributionHook, catalogue: Catalogue, evidence: Evidenc
 
 def request_body(hook: AttributionHook, evidence: Evidence, own: Attribution) -> dict[str, Any]:
     """The request: the evidence, bounded, and Respawn's own attribution."""
-    lines = evidence.lines[-hook.max_lines:]
+    lines = evidence.lines[-hook.max_lines :]
     return {
         "version": CONTRACT_VERSION,
         "cluster": evidence.cluster,
@@ -96,8 +96,15 @@ def request_body(hook: AttributionHook, evidence: Evidence, own: Attribution) ->
         "lines_omitted": len(evidence.lines) - len(lines),
         "attribution": own.model_dump(
             mode="json",
-            include={"failure_class", "cause_layer", "node_implicated", "nodes", "recoverable_by_restart",
-                     "pattern", "line"},
+            include={
+                "failure_class",
+                "cause_layer",
+                "node_implicated",
+                "nodes",
+                "recoverable_by_restart",
+                "pattern",
+                "line",
+            },
         ),
     }
 
@@ -146,15 +153,25 @@ def merge(catalogue: Catalogue, evidence: Evidence, own: Attribution, judgement:
     no pattern, deciding line or nodes of the old class: they were evidence for
     another failure. Fields the service leaves out keep their value.
     """
-    update: dict[str, Any] = {"source": AttributionSource.HOOK, "hook_error": None,
-                              "hook_rationale": judgement.rationale[:_MAX_RATIONALE] if judgement.rationale else None}
+    update: dict[str, Any] = {
+        "source": AttributionSource.HOOK,
+        "hook_error": None,
+        "hook_rationale": judgement.rationale[:_MAX_RATIONALE] if judgement.rationale else None,
+    }
     new_class = judgement.failure_class
     if new_class is not None and new_class is not own.failure_class:
         book = catalogue.runbooks.get(new_class)
         if book is None:
             raise HookError(f"invalid body: failure_class: no runbook for {new_class.value}")
-        update |= {"failure_class": new_class, "cause_layer": book.cause_layer, "pattern": None, "line": None,
-                   "recoverable_by_restart": book.recoverable_by_restart, "nodes": [], "node_implicated": False}
+        update |= {
+            "failure_class": new_class,
+            "cause_layer": book.cause_layer,
+            "pattern": None,
+            "line": None,
+            "recoverable_by_restart": book.recoverable_by_restart,
+            "nodes": [],
+            "node_implicated": False,
+        }
     if judgement.cause_layer is not None:
         update["cause_layer"] = judgement.cause_layer
     if "recoverable_by_restart" in judgement.model_fields_set:

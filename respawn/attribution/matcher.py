@@ -66,8 +66,16 @@ class _Rule:
         groups = {k: v for k, v in found.groupdict().items() if v is not None}
         if self.xid_codes is not None and _xid(groups) not in self.xid_codes:
             return None
-        return Hit(self.pattern, self.failure_class, self.cause_layer, self.node_rule,
-                   self.recoverable_by_restart, self.priority, MappingProxyType(groups), self.onset)
+        return Hit(
+            self.pattern,
+            self.failure_class,
+            self.cause_layer,
+            self.node_rule,
+            self.recoverable_by_restart,
+            self.priority,
+            MappingProxyType(groups),
+            self.onset,
+        )
 
 
 def _xid(groups: Mapping[str, str]) -> int | None:
@@ -125,18 +133,20 @@ class Matcher:
         rules = []
         for book in catalogue.runbooks.values():
             for p in book.patterns:
-                rules.append(_Rule(
-                    pattern=p.id,
-                    failure_class=book.failure_class,
-                    cause_layer=p.cause_layer or book.cause_layer,
-                    node_rule=p.node_rule or book.node_rule,
-                    recoverable_by_restart=p.recoverable(book.recoverable_by_restart),
-                    priority=p.priority if p.priority is not None else book.priority,
-                    regex=p.regex,
-                    compiled=re2.compile(p.regex, options=quiet_options()),
-                    xid_codes=frozenset(p.xid_codes) if p.xid_codes is not None else None,
-                    onset=p.onset or book.onset,
-                ))
+                rules.append(
+                    _Rule(
+                        pattern=p.id,
+                        failure_class=book.failure_class,
+                        cause_layer=p.cause_layer or book.cause_layer,
+                        node_rule=p.node_rule or book.node_rule,
+                        recoverable_by_restart=p.recoverable(book.recoverable_by_restart),
+                        priority=p.priority if p.priority is not None else book.priority,
+                        regex=p.regex,
+                        compiled=re2.compile(p.regex, options=quiet_options()),
+                        xid_codes=frozenset(p.xid_codes) if p.xid_codes is not None else None,
+                        onset=p.onset or book.onset,
+                    )
+                )
         return cls(rules)
 
     @property
@@ -152,7 +162,7 @@ class Matcher:
     def scan(self, lines: Sequence[str]) -> Iterator[tuple[int, Hit]]:
         """The failure lines among `lines`: (index, what `failure` says), in order."""
         for start in range(0, len(lines), _BLOCK):
-            block = lines[start:start + _BLOCK]
+            block = lines[start : start + _BLOCK]
             if not self._failures.candidates("\n".join(block)):
                 continue
             for offset, line in enumerate(block):

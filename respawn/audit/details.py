@@ -167,8 +167,17 @@ class ReconciledDetails(EventDetails):
 
 
 # What an event says in words, for a table or a timeline: its reason, else its detail.
-_REASONED = (NotEnrolledDetails, DecidedDetails, SchedulerActDetails, StoppedDetails, IncidentClosedDetails,
-             OverrideDetails, SystemicDetails, WatchdogReleasedDetails, AdvisedDetails)
+_REASONED = (
+    NotEnrolledDetails,
+    DecidedDetails,
+    SchedulerActDetails,
+    StoppedDetails,
+    IncidentClosedDetails,
+    OverrideDetails,
+    SystemicDetails,
+    WatchdogReleasedDetails,
+    AdvisedDetails,
+)
 _DETAILED = (SchedulerActDetails, WatchErrorDetails, ReconciledDetails)
 
 

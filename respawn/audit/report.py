@@ -6,6 +6,7 @@ so a long-running reader (the console) keeps up by folding only what is new.
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from respawn.audit.details import (
     DecidedDetails,
@@ -40,7 +41,7 @@ class IncidentSummary:
     action: str | None = None
     acted: bool | None = None
     reason: str = ""
-    override: dict | None = None  # who overrode it, how and why
+    override: dict[str, Any] | None = None  # who overrode it, how and why
     phase: str = "open"  # "open" until closed, then the phase it closed in
     closed: datetime | None = None
 
@@ -48,13 +49,19 @@ class IncidentSummary:
     def is_open(self) -> bool:
         return self.closed is None
 
-    def row(self) -> dict:
+    def row(self) -> dict[str, Any]:
         """The row `respawn incidents` prints."""
         return {
-            "incident_id": self.incident_id, "job_id": self.job_id, "attempt": self.attempt,
-            "opened": self.opened.isoformat(), "failure_class": self.failure_class, "nodes": ",".join(self.nodes),
-            "action": self.action, "acted": None if self.acted is None else "acted" if self.acted else "recommended",
-            "phase": self.phase, "reason": self.reason,
+            "incident_id": self.incident_id,
+            "job_id": self.job_id,
+            "attempt": self.attempt,
+            "opened": self.opened.isoformat(),
+            "failure_class": self.failure_class,
+            "nodes": ",".join(self.nodes),
+            "action": self.action,
+            "acted": None if self.acted is None else "acted" if self.acted else "recommended",
+            "phase": self.phase,
+            "reason": self.reason,
         }
 
 
@@ -69,10 +76,15 @@ class JobSummary:
     ended: str | None = None  # the state it ended in, when the detector saw it end
     incidents: list[str] = field(default_factory=list)  # oldest first
 
-    def row(self) -> dict:
+    def row(self) -> dict[str, Any]:
         """The row `respawn jobs` prints."""
-        return {"job_id": self.job_id, "enrolled": "yes" if self.enrolled else "no",
-                "environment": self.environment, "mode": self.mode, "reason": self.reason}
+        return {
+            "job_id": self.job_id,
+            "enrolled": "yes" if self.enrolled else "no",
+            "environment": self.environment,
+            "mode": self.mode,
+            "reason": self.reason,
+        }
 
 
 class AuditSummary:
@@ -94,12 +106,12 @@ class AuditSummary:
         d = row.typed_details
         if isinstance(d, EnrolledDetails | NotEnrolledDetails):
             if isinstance(d, EnrolledDetails):
-                job = JobSummary(row.job_id, True, d.environment, d.mode, d.note or "")
+                enrolment = JobSummary(row.job_id, True, d.environment, d.mode, d.note or "")
             else:
-                job = JobSummary(row.job_id, False, None, None, d.reason or "")
+                enrolment = JobSummary(row.job_id, False, None, None, d.reason or "")
             if (known := self.jobs.get(row.job_id)) is not None:  # the comment changed: the newest word counts
-                job.attempt, job.ended, job.incidents = known.attempt, known.ended, known.incidents
-            self.jobs[row.job_id] = job
+                enrolment.attempt, enrolment.ended, enrolment.incidents = known.attempt, known.ended, known.incidents
+            self.jobs[row.job_id] = enrolment
             return
         job = self.jobs.get(row.job_id)
         if job is not None and row.attempt is not None:
@@ -111,7 +123,8 @@ class AuditSummary:
         incident = self.incidents.get(row.incident_id)
         if incident is None:
             incident = self.incidents[row.incident_id] = IncidentSummary(
-                row.incident_id, row.job_id, row.attempt, row.at, row.id)
+                row.incident_id, row.job_id, row.attempt, row.at, row.id
+            )
             if job is not None:
                 job.incidents.append(row.incident_id)
         if isinstance(d, DetectedDetails):
@@ -120,8 +133,7 @@ class AuditSummary:
             incident.failure_class, incident.nodes, incident.action = row.failure_class, row.nodes, row.action
             incident.acted, incident.reason, incident.exclude = row.acted, d.reason, d.exclude
         elif isinstance(d, OverrideDetails):
-            incident.override = {"action": row.action, "who": d.who, "reason": d.reason,
-                                 "exclude": row.nodes}
+            incident.override = {"action": row.action, "who": d.who, "reason": d.reason, "exclude": row.nodes}
         elif isinstance(d, IncidentClosedDetails):
             incident.phase, incident.closed = d.phase, row.at
             incident.failure_class = incident.failure_class or row.failure_class
@@ -137,12 +149,12 @@ def summarise(config: ClusterConfig, job_id: int | None = None) -> AuditSummary:
     return summary
 
 
-def incidents(config: ClusterConfig, job_id: int | None = None) -> list[dict]:
+def incidents(config: ClusterConfig, job_id: int | None = None) -> list[dict[str, Any]]:
     """One row per incident: what was detected, what it was, what was decided, where it stands."""
     return [i.row() for i in summarise(config, job_id).incidents.values()]
 
 
-def jobs(config: ClusterConfig) -> list[dict]:
+def jobs(config: ClusterConfig) -> list[dict[str, Any]]:
     """One row per job the detector has seen: enrolled or not, and why."""
     return [j.row() for j in summarise(config).jobs.values()]
 

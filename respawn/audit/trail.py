@@ -125,8 +125,10 @@ class _Event(BaseModel):
     def detail(self, model: type[D]) -> D:
         """The details as `model`, which must be the model of the event's type."""
         if DETAILS[self.event_type] is not model:
-            raise TypeError(f"the details of {self.event_type.value!r} events are "
-                            f"{DETAILS[self.event_type].__name__}, not {model.__name__}")
+            raise TypeError(
+                f"the details of {self.event_type.value!r} events are "
+                f"{DETAILS[self.event_type].__name__}, not {model.__name__}"
+            )
         details = self.typed_details
         assert isinstance(details, model)
         return details
@@ -143,8 +145,10 @@ class AuditEvent(_Event):
         if isinstance(data, dict) and "event_type" in data and isinstance(data.get("details"), EventDetails):
             event_type, details = EventType(data["event_type"]), data["details"]
             if not isinstance(details, DETAILS[event_type]):
-                raise ValueError(f"the details of {event_type.value!r} events are {DETAILS[event_type].__name__},"
-                                 f" not {type(details).__name__}")
+                raise ValueError(
+                    f"the details of {event_type.value!r} events are {DETAILS[event_type].__name__},"
+                    f" not {type(details).__name__}"
+                )
             data = {**data, "details": details.model_dump()}
         return data
 
@@ -161,12 +165,29 @@ class AuditRow(_Event):
     id: int
 
 
-def incident_event(event_type: EventType, *, incident_id: str, cluster: str, job_id: int, attempt: int | None,
-                   details: EventDetails | dict[str, Any] | None = None, **fields: Any) -> AuditEvent:
+def incident_event(
+    event_type: EventType,
+    *,
+    incident_id: str,
+    cluster: str,
+    job_id: int,
+    attempt: int | None,
+    details: EventDetails | dict[str, Any] | None = None,
+    **fields: Any,
+) -> AuditEvent:
     """An incident's event, keyed by the incident and the step: written once, however often retried."""
-    return AuditEvent.model_validate({
-        "key": f"{incident_id}/{event_type.value}", "event_type": event_type, "cluster": cluster, "job_id": job_id,
-        "attempt": attempt, "incident_id": incident_id, "details": {} if details is None else details, **fields})
+    return AuditEvent.model_validate(
+        {
+            "key": f"{incident_id}/{event_type.value}",
+            "event_type": event_type,
+            "cluster": cluster,
+            "job_id": job_id,
+            "attempt": attempt,
+            "incident_id": incident_id,
+            "details": {} if details is None else details,
+            **fields,
+        }
+    )
 
 
 _SCHEMA = """
@@ -247,7 +268,8 @@ class AuditTrail:
         limit: int = 1000,
     ) -> list[AuditRow]:
         """Events in the order they were written; page with `after_id` (a cursor)."""
-        where, args = ["id > ?"], [after_id]
+        where: list[str] = ["id > ?"]
+        args: list[str | int] = [after_id]
         if cluster is not None:
             where.append("cluster = ?")
             args.append(cluster)
@@ -273,7 +295,7 @@ class AuditTrail:
         return [_row(r) for r in rows]
 
 
-def _row(r: tuple) -> AuditRow:
+def _row(r: tuple[Any, ...]) -> AuditRow:
     return AuditRow(
         id=r[0],
         key=r[1],

@@ -162,8 +162,10 @@ class TemporalSettings(_Strict):
 
     def workflow_url(self, workflow_id: str) -> str:
         """The Temporal Web UI's page of a workflow (an incident)."""
-        return f"{self.ui_url.rstrip('/')}/namespaces/{quote(self.namespace, safe='')}/workflows/" \
-               f"{quote(workflow_id, safe='')}"
+        return (
+            f"{self.ui_url.rstrip('/')}/namespaces/{quote(self.namespace, safe='')}/workflows/"
+            f"{quote(workflow_id, safe='')}"
+        )
 
 
 class Approval(_Strict):

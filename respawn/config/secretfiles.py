@@ -27,8 +27,11 @@ class Finding:
 
 def secret_files(config: ClusterConfig) -> list[tuple[str, Path, str]]:
     """(setting, file, kind) of every secret the configuration keeps in a file."""
-    found = [(f"server.tokens[{t.name}].token_file", t.token_file, "server token")
-             for t in config.server.tokens if t.token_file is not None]
+    found = [
+        (f"server.tokens[{t.name}].token_file", t.token_file, "server token")
+        for t in config.server.tokens
+        if t.token_file is not None
+    ]
     if config.scheduler.ssh is not None:
         found.append(("scheduler.ssh.client_key", config.scheduler.ssh.client_key, "key"))
     if config.attribution_hook is not None and config.attribution_hook.token_file is not None:
@@ -43,11 +46,14 @@ def check(config: ClusterConfig, config_path: Path) -> list[Finding]:
         mode = _mode(config_path)
         if mode is not None and mode & 0o044:
             for name in inline:
-                findings.append(Finding(
-                    f"server.tokens[{name}].token",
-                    f"the secret is written in {config_path}, which group or others can read (mode {mode:04o}):"
-                    f" prefer token_file (a file of mode 600), or chmod 600 {shlex.quote(str(config_path))}",
-                    problem=False))
+                findings.append(
+                    Finding(
+                        f"server.tokens[{name}].token",
+                        f"the secret is written in {config_path}, which group or others can read (mode {mode:04o}):"
+                        f" prefer token_file (a file of mode 600), or chmod 600 {shlex.quote(str(config_path))}",
+                        problem=False,
+                    )
+                )
     return findings
 
 

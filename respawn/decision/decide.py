@@ -67,8 +67,7 @@ def decide(
         return stop(f"runbook {attribution.failure_class}: ladder ends at occurrence {occurrence}")
     if _no_checkpoint_progress(history, checkpoint_step, budgets.no_checkpoint_attempts):
         return stop(
-            f"no new checkpoint across {budgets.no_checkpoint_attempts} attempts"
-            f" (newest step {checkpoint_step})"
+            f"no new checkpoint across {budgets.no_checkpoint_attempts} attempts (newest step {checkpoint_step})"
         )
 
     # A job's output can only ever blame nodes the job ran on: a user printing

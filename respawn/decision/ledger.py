@@ -26,19 +26,19 @@ class NodeVerdict(BaseModel):
     reason: str = ""
 
 
-def judge_nodes(suspects: list[str], backed: set[str], record: NodeRecord, budgets: Budgets,
-                cluster_nodes: list[str]) -> NodeVerdict:
+def judge_nodes(
+    suspects: list[str], backed: set[str], record: NodeRecord, budgets: Budgets, cluster_nodes: list[str]
+) -> NodeVerdict:
     implicated = record.in_systemic_window | set(suspects)
     limit = budgets.systemic_node_share * len(cluster_nodes)
     if suspects and len(implicated) > limit:
         return NodeVerdict(
             systemic=True,
             reason=f"systemic: {len(implicated)} of {len(cluster_nodes)} nodes implicated within "
-                   f"{budgets.systemic_window_s:.0f} s (more than {budgets.systemic_node_share:.0%}): "
-                   "not excluding or draining",
+            f"{budgets.systemic_window_s:.0f} s (more than {budgets.systemic_node_share:.0%}): "
+            "not excluding or draining",
         )
-    drain = sorted(n for n in suspects
-                   if record.in_drain_window.get(n, 0) + 1 >= budgets.node_incidents_to_drain)
+    drain = sorted(n for n in suspects if record.in_drain_window.get(n, 0) + 1 >= budgets.node_incidents_to_drain)
     return NodeVerdict(
         drain=drain,
         drain_backed=[n for n in drain if n in backed],

@@ -11,5 +11,9 @@ def operator_decision(override: Override, excluded: list[str]) -> Decision:
     if override.action is OverrideAction.STOP:
         return Decision(action=Action.STOP, exclude=sorted(excluded), reason=reason)
     wanted = sorted(set(excluded) | set(override.exclude))
-    return Decision(action=Action.RESTART_EXCLUDING if override.exclude else Action.RESTART, exclude=wanted,
-                    newly_excluded=sorted(set(override.exclude) - set(excluded)), reason=reason)
+    return Decision(
+        action=Action.RESTART_EXCLUDING if override.exclude else Action.RESTART,
+        exclude=wanted,
+        newly_excluded=sorted(set(override.exclude) - set(excluded)),
+        reason=reason,
+    )

@@ -87,8 +87,11 @@ class Detector:
         self._listing: tuple[float, list[JobInfo]] | None = None  # the last poll's jobs, and when it read them
         self._watchdog = Watchdog(services.config, services.slurm, services.audit)
         config = services.config
-        self._rules = RuleSettings(cluster=config.cluster, matcher=services.matcher,
-                                   max_signals_per_attempt=config.detector.max_signals_per_attempt)
+        self._rules = RuleSettings(
+            cluster=config.cluster,
+            matcher=services.matcher,
+            max_signals_per_attempt=config.detector.max_signals_per_attempt,
+        )
         self._stopped = stopped_tasks(config.detector.progress, services.slurm.transport, config.scheduler.slurm_conf)
         self._xids = XidWatch(GpuMetrics(config.metrics), config.metrics.poll_interval_s) if config.metrics else None
         # Whatever was written after the last complete poll began is still unread: the lag grows
@@ -184,9 +187,16 @@ class Detector:
         watch.errors.add(kind)
         log.warning("job %s: its output could not be watched this poll (%s: %s)", job.job_id, kind, exc)
         cluster = self._s.config.cluster
-        self._s.audit.record(AuditEvent(
-            key=f"{cluster}/{job.job_id}/watch_error/{kind}", event_type=EventType.WATCH_ERROR, cluster=cluster,
-            job_id=job.job_id, attempt=job.restart_count, details={"error": kind, "detail": str(exc)[:300]}))
+        self._s.audit.record(
+            AuditEvent(
+                key=f"{cluster}/{job.job_id}/watch_error/{kind}",
+                event_type=EventType.WATCH_ERROR,
+                cluster=cluster,
+                job_id=job.job_id,
+                attempt=job.restart_count,
+                details={"error": kind, "detail": str(exc)[:300]},
+            )
+        )
 
     async def _send(self, job: JobInfo, enrolment: Enrolment, detection: Detection) -> None:
         """Signal a detection; while Temporal is unreachable, keep it for the next poll."""
@@ -196,16 +206,18 @@ class Detector:
             # Made before the attempt moved on to its next incident: read what that one reads.
             detection = detection.model_copy(update={"log_offset": watch.state.attempt_offset})
         try:
-            delivery = await signal_detection(self._client, self._s.config, enrolment, detection,
-                                              seq=watch.state.seq if current and watch else 0)
+            delivery = await signal_detection(
+                self._client, self._s.config, enrolment, detection, seq=watch.state.seq if current and watch else 0
+            )
         except RPCError as exc:
             log.warning("Temporal unreachable, detection kept for the next poll: %s", exc.message)
             self._unsent.append((job, enrolment, detection))
             return
         if delivery is not None and current and watch is not None and delivery.seq > watch.state.seq:
             # The attempt outlived its earlier incident's suspicion: its next one is current now.
-            watch.state = replace(watch.state, seq=delivery.seq,
-                                  attempt_offset=max(watch.state.attempt_offset, delivery.log_offset))
+            watch.state = replace(
+                watch.state, seq=delivery.seq, attempt_offset=max(watch.state.attempt_offset, delivery.log_offset)
+            )
 
     async def _resend(self) -> None:
         unsent, self._unsent = self._unsent, []
@@ -215,16 +227,24 @@ class Detector:
     def _watch(self, job: JobInfo) -> _Watch:
         watch = self._jobs.get(job.job_id)
         basis = _enrolment_basis(job)
-        if watch is not None and (job.submit_time == watch.submitted or job.restart_count > watch.restarts):
-            watch.submitted, watch.restarts = job.submit_time, job.restart_count
+        # The same job: its submit time, or one Slurm moved at a requeue (the restart count moved too),
+        # or none printed (a listing caught between a requeue's steps prints none; a new job under a
+        # reused id always has its own).
+        if watch is not None and (job.submit_time in (watch.submitted, None) or job.restart_count > watch.restarts):
+            watch.submitted, watch.restarts = job.submit_time or watch.submitted, job.restart_count
             if watch.enrolled_as != basis:
                 # Its comment (or partition, account, user) changed while it runs: a new enrolment, on record.
                 watch.enrolment, watch.enrolled_as = enrol(job, self._s.config), basis
                 self._record_enrolment(job, watch)
             return watch
         # A job new to us, or a new job under an id Slurm reused: it starts clean.
-        watch = _Watch(enrolment=enrol(job, self._s.config), submitted=job.submit_time, restarts=job.restart_count,
-                       enrolled_as=basis, state=rules.first_seen(job, self._started))
+        watch = _Watch(
+            enrolment=enrol(job, self._s.config),
+            submitted=job.submit_time,
+            restarts=job.restart_count,
+            enrolled_as=basis,
+            state=rules.first_seen(job, self._started),
+        )
         if job.state == "RUNNING" and job.start_time is not None and job.start_time < self._started:
             # Running before we started: what it printed then is history, not news.
             watch.log_offset = _size(self._s.config.job_output(job.job_id))
@@ -240,18 +260,40 @@ class Detector:
         first = job.submit_time.astimezone(UTC).isoformat() if job.submit_time and not job.restart_count else None
         key = f"{watch.enrolled_as}/{first or ''}"
         if isinstance(enrolment, NotEnrolled):
-            self._s.audit.record(AuditEvent(
-                key=f"{cluster}/{job.job_id}/not_enrolled/{key}", event_type=EventType.NOT_ENROLLED,
-                cluster=cluster, job_id=job.job_id, details={"reason": enrolment.reason, "submitted": first}))
+            self._s.audit.record(
+                AuditEvent(
+                    key=f"{cluster}/{job.job_id}/not_enrolled/{key}",
+                    event_type=EventType.NOT_ENROLLED,
+                    cluster=cluster,
+                    job_id=job.job_id,
+                    details={"reason": enrolment.reason, "submitted": first},
+                )
+            )
         else:
-            self._s.audit.record(AuditEvent(
-                key=f"{cluster}/{job.job_id}/enrolled/{key}", event_type=EventType.ENROLLED,
-                cluster=cluster, job_id=job.job_id, details={
-                    "environment": enrolment.environment, "mode": enrolment.mode.value, "note": enrolment.note,
-                    "refused": enrolment.refused, "submitted": first}))
+            self._s.audit.record(
+                AuditEvent(
+                    key=f"{cluster}/{job.job_id}/enrolled/{key}",
+                    event_type=EventType.ENROLLED,
+                    cluster=cluster,
+                    job_id=job.job_id,
+                    details={
+                        "environment": enrolment.environment,
+                        "mode": enrolment.mode.value,
+                        "note": enrolment.note,
+                        "refused": enrolment.refused,
+                        "submitted": first,
+                    },
+                )
+            )
 
-    def _observe(self, job: JobInfo, watch: _Watch, unreachable: frozenset[str],
-                 kernel_hits: dict[str, NodeFact], metric_hits: dict[str, NodeFact]) -> list[Detection]:
+    def _observe(
+        self,
+        job: JobInfo,
+        watch: _Watch,
+        unreachable: frozenset[str],
+        kernel_hits: dict[str, NodeFact],
+        metric_hits: dict[str, NodeFact],
+    ) -> list[Detection]:
         """Detections for one job in this poll (blocking file reads and audit rows: run in a thread)."""
         # The attempt's evidence begins where this poll's read does: the state moves on before the read.
         watch.state = rules.advance(watch.state, job, read_from=watch.log_offset)
@@ -264,18 +306,28 @@ class Detector:
         if rules.follows_progress(watch.state, job):
             findings, stepped = self._progress(job, watch, lines)
         now = datetime.now(UTC)
-        seen = rules.Seen(now=now, lines=lines, down=unreachable, kernel=kernel_hits, metrics=metric_hits,
-                          findings=findings, stepped=stepped, modified=lambda: _modified(path))
+        seen = rules.Seen(
+            now=now,
+            lines=lines,
+            down=unreachable,
+            kernel=kernel_hits,
+            metrics=metric_hits,
+            findings=findings,
+            stepped=stepped,
+            modified=lambda: _modified(path),
+        )
         outcome = rules.judge(job, watch.state, seen, self._rules)
         watch.state = outcome.state
         for event in outcome.audit:
             self._s.audit.record(event)
         for opened in outcome.opened:
             telemetry.DETECTION_LATENCY.labels(kind=telemetry.kind(opened.kind)).observe(
-                telemetry.seconds(opened.occurred, now))
+                telemetry.seconds(opened.occurred, now)
+            )
         if outcome.recovered is not None:
             telemetry.RECOVERY_DURATION.labels(kind=telemetry.kind(outcome.recovered.kind)).observe(
-                telemetry.seconds(outcome.recovered.at, now))
+                telemetry.seconds(outcome.recovered.at, now)
+            )
         return list(outcome.detections)
 
     def _progress(self, job: JobInfo, watch: _Watch, lines: list[str]) -> tuple[list[Finding], bool]:
@@ -336,6 +388,7 @@ class Detector:
                     hits[node.name] = NodeFact(hit.pattern, text[:2000])
         return hits
 
+
 @dataclass(frozen=True)
 class Delivery:
     """Where a detection went: the attempt's current incident."""
@@ -345,8 +398,9 @@ class Delivery:
     log_offset: int  # where that incident's evidence begins in the job's output
 
 
-async def signal_detection(client: Client, config: ClusterConfig, enrolment: Enrolment, detection: Detection,
-                           seq: int = 0) -> Delivery | None:
+async def signal_detection(
+    client: Client, config: ClusterConfig, enrolment: Enrolment, detection: Detection, seq: int = 0
+) -> Delivery | None:
     """Start the attempt's current incident with this detection, or signal it when it runs.
 
     The one way a detection reaches an incident: the detector's and the Advisor
@@ -357,8 +411,7 @@ async def signal_detection(client: Client, config: ClusterConfig, enrolment: Enr
     while Temporal is unreachable.
     """
     for _ in range(config.detector.max_signals_per_attempt + 1):  # each incident took at least one detection
-        iid = incident_id(config.cluster, detection.job_id, detection.attempt, detection.kind, seq,
-                          detection.submitted)
+        iid = incident_id(config.cluster, detection.job_id, detection.attempt, detection.kind, seq, detection.submitted)
         if await _start_or_signal(client, config, enrolment, detection, iid):
             return Delivery(incident_id=iid, seq=seq, log_offset=detection.log_offset)
         closed = await _closed_as(client, iid)
@@ -375,38 +428,52 @@ async def signal_detection(client: Client, config: ClusterConfig, enrolment: Enr
 async def _closed_as(client: Client, iid: str) -> IncidentResult | None:
     """How a closed incident ended; None when it did not complete (failed, terminated)."""
     try:
-        return await client.get_workflow_handle(iid, result_type=IncidentResult).result(
-            follow_runs=False, rpc_timeout=timedelta(seconds=10))
+        result: IncidentResult = await client.get_workflow_handle(iid, result_type=IncidentResult).result(
+            follow_runs=False, rpc_timeout=timedelta(seconds=10)
+        )
+        return result
     except WorkflowFailureError:
         return None
 
 
-async def _start_or_signal(client: Client, config: ClusterConfig, enrolment: Enrolment, detection: Detection,
-                           iid: str) -> bool:
+async def _start_or_signal(
+    client: Client, config: ClusterConfig, enrolment: Enrolment, detection: Detection, iid: str
+) -> bool:
     """False when the incident `iid` has closed: it is not reopened."""
     mode = enrolment.mode
     if detection.kind is DetectionKind.SLOWDOWN and not config.detector.progress.act_on_stragglers:
         mode = Mode.OBSERVE  # a straggler slows the job without stopping it: recommend only, unless told
     advisor = config.scheduler.transport is SchedulerAccess.ADVISOR
     start = IncidentInput(
-        cluster=config.cluster, job_id=detection.job_id, attempt=detection.attempt, submitted=detection.submitted,
-        environment=enrolment.environment, mode=mode,
-        settle_s=config.detector.settle_s, cascade_wait_s=config.detector.cascade_wait_s,
-        follow_timeout_s=config.detector.follow_timeout_s, confirm_window_s=config.detector.confirm_window_s,
+        cluster=config.cluster,
+        job_id=detection.job_id,
+        attempt=detection.attempt,
+        submitted=detection.submitted,
+        environment=enrolment.environment,
+        mode=mode,
+        settle_s=config.detector.settle_s,
+        cascade_wait_s=config.detector.cascade_wait_s,
+        follow_timeout_s=config.detector.follow_timeout_s,
+        confirm_window_s=config.detector.confirm_window_s,
         approval=config.environments[enrolment.environment].approval,
         acting=Acting.CONTROLLER if advisor else Acting.RESPAWN,
         reconcile_timeout_s=config.scheduler.reconcile_timeout_s,
     )
     try:
         await client.start_workflow(
-            "Incident", start, id=iid, task_queue=config.task_queue,
-            start_signal="detect", start_signal_args=[detection],
+            "Incident",
+            start,
+            id=iid,
+            task_queue=config.task_queue,
+            start_signal="detect",
+            start_signal_args=[detection],
             # One incident per attempt: a closed incident is not reopened by a
             # late detection (only a crashed one may be retried).
             id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
             # Findable by job from the first moment (the Web UI, `respawn override`).
-            search_attributes=TypedSearchAttributes([
-                SearchAttributePair(JOB_ID, str(detection.job_id)), SearchAttributePair(CLUSTER, config.cluster)]),
+            search_attributes=TypedSearchAttributes(
+                [SearchAttributePair(JOB_ID, str(detection.job_id)), SearchAttributePair(CLUSTER, config.cluster)]
+            ),
         )
         log.info("detection %s for %s: %s", detection.kind.value, iid, detection.pattern or detection.node or "")
         return True

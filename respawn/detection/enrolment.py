@@ -99,5 +99,6 @@ def enrol(job: JobInfo, config: ClusterConfig) -> Enrolment | NotEnrolled:
             note = f"job asked for action; {note}"
     elif request.mode is Mode.ACTION and mode is Mode.OBSERVE:
         note = f"job asked for action; environment {request.environment!r} allows observe only"
-    return Enrolment(environment=request.environment, mode=mode, requested_mode=request.mode, note=note,
-                     refused=refused)
+    return Enrolment(
+        environment=request.environment, mode=mode, requested_mode=request.mode, note=note, refused=refused
+    )

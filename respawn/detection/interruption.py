@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from respawn.wire.incident import Detection
 
 
-
 class Verdict(StrEnum):
     CONFIRMED = "confirmed"  # decide and, in action mode, act
     SUSPECTED = "suspected"  # failure-like text while the attempt still runs: wait for confirmation
@@ -42,8 +41,13 @@ class Interruption(BaseModel):
 ASSUMED = Interruption(verdict=Verdict.CONFIRMED, why="judged before confirmation existed", ended=True)
 
 
-def judge(job_state: str, restart_count: int | None, attempt: int, detections: Sequence["Detection"],
-          onset: Callable[[str], Onset | None]) -> Interruption:
+def judge(
+    job_state: str,
+    restart_count: int | None,
+    attempt: int,
+    detections: Sequence["Detection"],
+    onset: Callable[[str], Onset | None],
+) -> Interruption:
     """The verdict on one attempt: `onset(pattern)` is what the runbooks say of a pattern's lines."""
     from respawn.wire.incident import DetectionKind  # the incident's types import this module
 
@@ -52,15 +56,18 @@ def judge(job_state: str, restart_count: int | None, attempt: int, detections: S
     if state in ENDED_BADLY:
         return Interruption(verdict=Verdict.CONFIRMED, why=f"the attempt ended {state}", ended=True)
     if restart_count is not None and restart_count > attempt:
-        return Interruption(verdict=Verdict.CONFIRMED, why=f"Slurm requeued the attempt (restart count "
-                            f"{restart_count})", ended=True)
+        return Interruption(
+            verdict=Verdict.CONFIRMED, why=f"Slurm requeued the attempt (restart count {restart_count})", ended=True
+        )
     if state in ENDED_AS_MEANT:
-        return Interruption(verdict=Verdict.NOT_INTERRUPTED,
-                            why=f"the attempt ended {state}, as its owner or Slurm meant", ended=True)
+        return Interruption(
+            verdict=Verdict.NOT_INTERRUPTED, why=f"the attempt ended {state}, as its owner or Slurm meant", ended=True
+        )
     for d in detections:
         if d.kind is DetectionKind.JOB_ENDED:
-            return Interruption(verdict=Verdict.CONFIRMED, why=f"Slurm reported the attempt ended ({d.job_state})",
-                                ended=True)
+            return Interruption(
+                verdict=Verdict.CONFIRMED, why=f"Slurm reported the attempt ended ({d.job_state})", ended=True
+            )
         if d.kind is DetectionKind.NODE_DOWN:
             return Interruption(verdict=Verdict.CONFIRMED, why=f"node {d.node} of the attempt is down")
         if d.kind is DetectionKind.HANG:
@@ -69,6 +76,7 @@ def judge(job_state: str, restart_count: int | None, attempt: int, detections: S
             # Not an interruption but a finding of its own: a rank slower than its peers, sustained.
             return Interruption(verdict=Verdict.CONFIRMED, why="a sustained slowdown")
         if d.pattern and onset(d.pattern) is Onset.CERTAIN:
-            return Interruption(verdict=Verdict.CONFIRMED,
-                                why=f"{d.pattern}: the process dies or hangs after such a line")
+            return Interruption(
+                verdict=Verdict.CONFIRMED, why=f"{d.pattern}: the process dies or hangs after such a line"
+            )
     return Interruption(verdict=Verdict.SUSPECTED, why=f"failure-like output while the attempt is {state or 'unknown'}")

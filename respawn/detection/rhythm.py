@@ -116,16 +116,24 @@ class Stall:
         head = f"{DETECTOR_PREFIX}hang: no progress from"
         tail = f"for {self.silent_s:.1f} s (threshold {self.threshold_s:.1f} s, {self.phase})"
         if stopped:
-            return _per_node(FindingKind.HANG, stopped, lambda ranks, node: (
-                f"{head} {_ranks(ranks)} on {node} {tail}; its process is stopped"))
+            return _per_node(
+                FindingKind.HANG,
+                stopped,
+                lambda ranks, node: (f"{head} {_ranks(ranks)} on {node} {tail}; its process is stopped"),
+            )
         if self.last_steps:
             newest = max(self.last_steps.values())
             behind = {r: s for r, s in self.last_steps.items() if s < newest}
             placed = {r: where[r] for r in behind if r in where}
             if behind and len(behind) < len(self.last_steps) and len(placed) == len(behind):
-                return _per_node(FindingKind.HANG, placed, lambda ranks, node: (
-                    f"{head} {_ranks(ranks)} on {node} {tail}; its output stopped first"
-                    f" (step {min(behind[r] for r in ranks)}, its peers at {newest})"))
+                return _per_node(
+                    FindingKind.HANG,
+                    placed,
+                    lambda ranks, node: (
+                        f"{head} {_ranks(ranks)} on {node} {tail}; its output stopped first"
+                        f" (step {min(behind[r] for r in ranks)}, its peers at {newest})"
+                    ),
+                )
         return [Finding(FindingKind.HANG, f"{head} any rank {tail}; no rank stands out")]
 
 
@@ -159,6 +167,7 @@ class Rhythm:
         # silence mean something (a job that never prints a step we can read
         # is not one this detector can judge).
         self.progressed = False
+        self._ranks: dict[int | None, _Rank] = {}
         self.new_attempt(0)
 
     @property
@@ -173,7 +182,7 @@ class Rhythm:
     def new_attempt(self, attempt: int) -> None:
         self.attempt = attempt
         self._started: float | None = None  # first observation of the running attempt
-        self._ranks: dict[int | None, _Rank] = {}
+        self._ranks = {}
         self._step: int | None = None  # the newest step any rank reported
         self._step_at: float | None = None
         self._active_at: float | None = None  # last progress signal of any kind
@@ -251,8 +260,11 @@ class Rhythm:
 
     def scores(self) -> dict[int, float]:
         """Each rank's relative score, 0-1: its peers' median compute time over its own."""
-        medians = {r: statistics.median(s.compute) for r, s in self._ranks.items()
-                   if r is not None and len(s.compute) >= min(3, self._s.recent)}
+        medians = {
+            r: statistics.median(s.compute)
+            for r, s in self._ranks.items()
+            if r is not None and len(s.compute) >= min(3, self._s.recent)
+        }
         # Sorted once: each rank's peers' median is then read off, not recomputed (n log n, not n²).
         ordered = sorted(medians.values())
         index = {own: i for i, own in enumerate(ordered)}  # any copy of an equal value leaves the same peers
@@ -270,8 +282,11 @@ class Rhythm:
         for rank, state in self._ranks.items():
             slow = rank in scores and 1 / scores[rank] >= self._s.straggler_factor
             state.slow_since = (state.slow_since or now) if slow else None
-        sustained = {r: s.slow_since for r, s in self._ranks.items() if r is not None and s.slow_since is not None
-                     and now - s.slow_since >= self._s.sustain_s and r in where}
+        sustained = {
+            r: s.slow_since
+            for r, s in self._ranks.items()
+            if r is not None and s.slow_since is not None and now - s.slow_since >= self._s.sustain_s and r in where
+        }
         ratio = self._job_ratio()
         if ratio is not None and ratio >= self._s.slowdown_factor:
             self._job_slow_since = self._job_slow_since or now
@@ -281,27 +296,46 @@ class Rhythm:
         step = f"; job step time {ratio:.1f}x its baseline" if ratio is not None else ""
         for rank, since in sorted(sustained.items()):
             med = statistics.median(self._ranks[rank].compute)
-            found.append(Finding(FindingKind.SLOWDOWN, (
-                f"{DETECTOR_PREFIX}slowdown: rank {rank} on {where[rank]} is {1 / scores[rank]:.1f}x slower than"
-                f" its peers (score {scores[rank]:.2f}, compute {med:.3f} s) for {now - since:.1f} s{step}"),
-                where[rank], (rank,)))
+            found.append(
+                Finding(
+                    FindingKind.SLOWDOWN,
+                    (
+                        f"{DETECTOR_PREFIX}slowdown: rank {rank} on {where[rank]} is {1 / scores[rank]:.1f}x slower than"
+                        f" its peers (score {scores[rank]:.2f}, compute {med:.3f} s) for {now - since:.1f} s{step}"
+                    ),
+                    where[rank],
+                    (rank,),
+                )
+            )
         job_since = self._job_slow_since
         # While some rank is slow but not yet for long enough, wait: it is the better answer.
         pending = any(r is not None and s.slow_since is not None for r, s in self._ranks.items())
-        lasted = job_since is not None and now - job_since >= self._s.sustain_s
-        if not found and not pending and lasted and ratio is not None and self._baseline is not None:
-            found.append(Finding(FindingKind.SLOWDOWN, (
-                f"{DETECTOR_PREFIX}slowdown: job step time is {ratio:.1f}x its baseline"
-                f" ({self._recent_step_time():.3f} s vs {self._baseline:.3f} s) for {now - job_since:.1f} s;"
-                " no rank stands out")))
+        if (
+            not found
+            and not pending
+            and job_since is not None
+            and now - job_since >= self._s.sustain_s
+            and ratio is not None
+            and self._baseline is not None
+        ):
+            found.append(
+                Finding(
+                    FindingKind.SLOWDOWN,
+                    (
+                        f"{DETECTOR_PREFIX}slowdown: job step time is {ratio:.1f}x its baseline"
+                        f" ({self._recent_step_time():.3f} s vs {self._baseline:.3f} s) for {now - job_since:.1f} s;"
+                        " no rank stands out"
+                    ),
+                )
+            )
         return found
 
     def _recent_step_time(self) -> float:
-        return statistics.median(list(self._intervals)[-self._s.recent:])
+        return statistics.median(list(self._intervals)[-self._s.recent :])
 
     def _baseline_now(self) -> float | None:
         """The job's usual step time: the median of the intervals before the recent ones."""
-        older = list(self._intervals)[:-self._s.recent]
+        older = list(self._intervals)[: -self._s.recent]
         return statistics.median(older) if len(older) >= self._s.recent else None
 
     def _job_ratio(self) -> float | None:

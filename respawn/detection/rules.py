@@ -122,8 +122,9 @@ class Outcome:
 
 def unreachable(nodes: Iterable[NodeInfo]) -> frozenset[str]:
     """The nodes Slurm reports down or not responding: once per poll, for every job."""
-    return frozenset(n.name for n in nodes
-                     if n.state.lower().startswith("down") or "not_responding" in {f.lower() for f in n.flags})
+    return frozenset(
+        n.name for n in nodes if n.state.lower().startswith("down") or "not_responding" in {f.lower() for f in n.flags}
+    )
 
 
 def first_seen(job: JobInfo, since: datetime) -> WatchState:
@@ -139,8 +140,15 @@ def first_seen(job: JobInfo, since: datetime) -> WatchState:
 def advance(state: WatchState, job: JobInfo, read_from: int) -> WatchState:
     """The attempt's state machine, before this poll's lines are read from offset `read_from`."""
     if job.restart_count != state.attempt:
-        state = replace(state, requeued=state.attempt != -1, attempt=job.restart_count, attempt_offset=read_from,
-                        sent=frozenset(), ended=False, seq=0)
+        state = replace(
+            state,
+            requeued=state.attempt != -1,
+            attempt=job.restart_count,
+            attempt_offset=read_from,
+            sent=frozenset(),
+            ended=False,
+            seq=0,
+        )
     if job.state == JobState.RUNNING and state.running != job.restart_count:
         state = replace(state, running=job.restart_count, attempt_offset=read_from)
     return state
@@ -182,9 +190,18 @@ def judge(job: JobInfo, state: WatchState, seen: Seen, settings: RuleSettings) -
             if not slowdown:
                 fault = Fault(at=occurred, kind=kind, attempt=job.restart_count)
         sent.add(key)
-        detections.append(Detection(kind=kind, at=now, job_id=job.job_id, attempt=job.restart_count,
-                                    submitted=job.submit_time, job_state=job.state, log_offset=state.attempt_offset,
-                                    **fields))
+        detections.append(
+            Detection(
+                kind=kind,
+                at=now,
+                job_id=job.job_id,
+                attempt=job.restart_count,
+                submitted=job.submit_time,
+                job_state=job.state,
+                log_offset=state.attempt_offset,
+                **fields,
+            )
+        )
 
     for text in lines:
         hit = None if claims_trust(text) else settings.matcher.failure(text)  # a forged finding is no news
@@ -196,20 +213,30 @@ def judge(job: JobInfo, state: WatchState, seen: Seen, settings: RuleSettings) -
             # It names a node this attempt does not run on: the previous
             # attempt's srun reporting late, or text the job made up.
             continue
-        detect(f"line:{hit.pattern}", DetectionKind.LOG_LINE, logged_at(text) or written(), line=text[:2000],
-               pattern=hit.pattern)
+        detect(
+            f"line:{hit.pattern}",
+            DetectionKind.LOG_LINE,
+            logged_at(text) or written(),
+            line=text[:2000],
+            pattern=hit.pattern,
+        )
     for node in job.nodes if started else []:
         if node in seen.down:
             # Slurm's own delay in noticing the node is not visible; the job went quiet when it died.
             detect(f"node:{node}", DetectionKind.NODE_DOWN, written(), node=node)
         if node in seen.kernel and job.state == JobState.RUNNING:
             pattern, text = seen.kernel[node]
-            detect(f"kernel:{node}:{pattern}", DetectionKind.KERNEL, logged_at(text) or now, node=node, line=text,
-                   pattern=pattern)
+            detect(
+                f"kernel:{node}:{pattern}",
+                DetectionKind.KERNEL,
+                logged_at(text) or now,
+                node=node,
+                line=text,
+                pattern=pattern,
+            )
         if node in seen.metrics and job.state == JobState.RUNNING:
             pattern, text = seen.metrics[node]
-            detect(f"metrics:{node}:{pattern}", DetectionKind.METRICS, now, node=node, line=text,
-                   pattern=pattern)
+            detect(f"metrics:{node}:{pattern}", DetectionKind.METRICS, now, node=node, line=text, pattern=pattern)
     recovered = None
     if started and job.state == JobState.RUNNING:
         if fault is not None and job.restart_count > fault.attempt and seen.stepped:
@@ -221,26 +248,43 @@ def judge(job: JobInfo, state: WatchState, seen: Seen, settings: RuleSettings) -
             if hit is not None:
                 lasted = _LASTED.search(finding.line)
                 began = now - timedelta(seconds=float(lasted.group(1))) if lasted else now
-                detect(f"{finding.kind.value}:{finding.node}", DetectionKind(finding.kind.value), began,
-                       line=finding.line, node=finding.node, pattern=hit.pattern)
+                detect(
+                    f"{finding.kind.value}:{finding.node}",
+                    DetectionKind(finding.kind.value),
+                    began,
+                    line=finding.line,
+                    node=finding.node,
+                    pattern=hit.pattern,
+                )
     ended = False
     # Right after a requeue Slurm can show the new restart count with a
     # FAILED state left by the old attempt's batch script: only an attempt
     # seen running (or the first one we see) can end.
     if job.state in ENDED_BADLY and (started or not state.requeued):
         ended = True
-        detect(f"ended:{job.state}", DetectionKind.JOB_ENDED, job.end_time or written(),
-               line=f"slurm: job {job.job_id} attempt {job.restart_count} ended {job.state}"
-                    f" reason={job.state_reason} exit_code={job.exit_code}")
+        detect(
+            f"ended:{job.state}",
+            DetectionKind.JOB_ENDED,
+            job.end_time or written(),
+            line=f"slurm: job {job.job_id} attempt {job.restart_count} ended {job.state}"
+            f" reason={job.state_reason} exit_code={job.exit_code}",
+        )
     elif job.state in ENDED_AS_MEANT:
         ended = True
         event = EventType.JOB_COMPLETED if job.state == JobState.COMPLETED else EventType.JOB_ENDED
-        audit.append(AuditEvent(
-            key=f"{settings.cluster}/{job.job_id}/{job.restart_count}/{event.value}", event_type=event,
-            cluster=settings.cluster, job_id=job.job_id, attempt=job.restart_count,
-            details={"state": job.state, "exit_code": job.exit_code}))
+        audit.append(
+            AuditEvent(
+                key=f"{settings.cluster}/{job.job_id}/{job.restart_count}/{event.value}",
+                event_type=event,
+                cluster=settings.cluster,
+                job_id=job.job_id,
+                attempt=job.restart_count,
+                details={"state": job.state, "exit_code": job.exit_code},
+            )
+        )
     if ended or fault is not state.fault or len(sent) != len(state.sent):
         # Unchanged, the state is handed back as it came: most jobs, most polls.
         state = replace(state, sent=frozenset(sent), ended=ended, fault=fault)
-    return Outcome(state=state, detections=tuple(detections), audit=tuple(audit), opened=tuple(opened),
-                   recovered=recovered)
+    return Outcome(
+        state=state, detections=tuple(detections), audit=tuple(audit), opened=tuple(opened), recovered=recovered
+    )

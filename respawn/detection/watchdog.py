@@ -96,8 +96,9 @@ class Watchdog:
         always precedes the row that closes its incident."""
         types = [*_ANCHORS, EventType.HELD, *_CLOSING]
         while True:
-            rows = self._audit.query(cluster=self._config.cluster, event_types=types,
-                                     after_id=self._cursor, limit=_PAGE)
+            rows = self._audit.query(
+                cluster=self._config.cluster, event_types=types, after_id=self._cursor, limit=_PAGE
+            )
             for row in rows:
                 self._fold(row)
             if rows:
@@ -126,15 +127,25 @@ class Watchdog:
             log.warning("watchdog: cannot release job %s of %s yet: %s", job.job_id, incident.incident_id, exc)
             return False
         timeout = self._config.watchdog.hold_timeout_s
-        self._audit.record(incident_event(
-            EventType.WATCHDOG_RELEASED, incident_id=incident.incident_id, cluster=self._config.cluster,
-            job_id=job.job_id, attempt=incident.attempt, action="release", acted=True,
-            details=WatchdogReleasedDetails(
-                held_for_s=round(held_for, 3), hold_timeout_s=timeout,
-                restart_count=job.restart_count, excluded_nodes=job.excluded_nodes,
-                reason=f"held {held_for:.0f} s without a decision (timeout {timeout:g} s): "
-                       "released unchanged to normal scheduling"),
-        ))
+        self._audit.record(
+            incident_event(
+                EventType.WATCHDOG_RELEASED,
+                incident_id=incident.incident_id,
+                cluster=self._config.cluster,
+                job_id=job.job_id,
+                attempt=incident.attempt,
+                action="release",
+                acted=True,
+                details=WatchdogReleasedDetails(
+                    held_for_s=round(held_for, 3),
+                    hold_timeout_s=timeout,
+                    restart_count=job.restart_count,
+                    excluded_nodes=job.excluded_nodes,
+                    reason=f"held {held_for:.0f} s without a decision (timeout {timeout:g} s): "
+                    "released unchanged to normal scheduling",
+                ),
+            )
+        )
         log.warning("watchdog: released job %s, held %.0f s by %s", job.job_id, held_for, incident.incident_id)
         try:
             # Released, the job would still wait out the requeue back-off (cred_expire + 1 s).

@@ -172,11 +172,15 @@ def post_instruction(directory: Path, instruction: Instruction) -> Ack | None:
         pending = None  # a damaged instruction is replaced: only Respawn writes this file
     if pending is not None:
         if pending.generation > instruction.generation:
-            raise StaleGeneration(directory, f"generation {instruction.generation} is older than "
-                                             f"posted {pending.generation}")
+            raise StaleGeneration(
+                directory, f"generation {instruction.generation} is older than posted {pending.generation}"
+            )
         if pending.generation == instruction.generation and pending != instruction:
-            raise ChannelError(directory, f"generation {instruction.generation} is posted for another instruction "
-                                          f"({pending.incident_id}: {pending.action})")
+            raise ChannelError(
+                directory,
+                f"generation {instruction.generation} is posted for another instruction "
+                f"({pending.incident_id}: {pending.action})",
+            )
     _write(directory, INSTRUCTION, instruction)
     return None
 
@@ -325,7 +329,7 @@ def _write(directory: Path, name: str, message: _Message) -> None:
         try:
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
             os.fsync(fd)
         finally:
             os.close(fd)

@@ -114,8 +114,10 @@ class Launcher:
     def _carry_out(self, instruction: Instruction, code: int) -> int | None:
         """Act on `instruction`; the exit code when the launcher gives up, None after a relaunch."""
         self.generation = instruction.generation  # before acting: never the same generation twice
-        self._say(f"instruction {instruction.generation} from {instruction.incident_id}: {instruction.action}"
-                  + (f" {','.join(instruction.exclude)}" if instruction.exclude else ""))
+        self._say(
+            f"instruction {instruction.generation} from {instruction.incident_id}: {instruction.action}"
+            + (f" {','.join(instruction.exclude)}" if instruction.exclude else "")
+        )
         if instruction.action == Action.GIVE_UP:
             self._ack(instruction, True, "giving up: the job ends with the step's exit code")
             return self._give_up(code, f"told to give up by {instruction.incident_id}")
@@ -158,10 +160,18 @@ class Launcher:
     def srun_argv(self) -> list[str]:
         n = len(self.step_nodes)
         return [
-            self.srun, f"--nodes={n}", f"--ntasks={n * self.tasks_per_node}",
-            f"--ntasks-per-node={self.tasks_per_node}", f"--nodelist={','.join(self.step_nodes)}",
+            self.srun,
+            f"--nodes={n}",
+            f"--ntasks={n * self.tasks_per_node}",
+            f"--ntasks-per-node={self.tasks_per_node}",
+            f"--nodelist={','.join(self.step_nodes)}",
             # One rank dying ends the step at once instead of leaving its peers blocked in a collective.
-            "--kill-on-bad-exit=1", "/bin/sh", "-c", TASK_WRAPPER, "respawn-task", *self.command,
+            "--kill-on-bad-exit=1",
+            "/bin/sh",
+            "-c",
+            TASK_WRAPPER,
+            "respawn-task",
+            *self.command,
         ]
 
     def _no_requeue_mark(self) -> Path:
@@ -231,8 +241,9 @@ class Launcher:
     def _await_instruction(self, code: int) -> Instruction | None:
         deadline = self._clock() + self.wait_s
         waiting_until = channel.now().timestamp() + self.wait_s
-        self._status(StepState.FAILED, f"the step exited {code}; waiting for an instruction",
-                     waiting_until=waiting_until)
+        self._status(
+            StepState.FAILED, f"the step exited {code}; waiting for an instruction", waiting_until=waiting_until
+        )
         self._say(f"step exited {code}; waiting up to {self.wait_s:g} s for an instruction")
         while self._signal is None:
             if (instruction := self._pending()) is not None:
@@ -243,20 +254,36 @@ class Launcher:
         return None
 
     def _ack(self, instruction: Instruction, done: bool, detail: str, nodes: Sequence[str] = ()) -> None:
-        ack = Ack(incident_id=instruction.incident_id, generation=instruction.generation, done=done,
-                  detail=detail, nodes=list(nodes), at=channel.now())
+        ack = Ack(
+            incident_id=instruction.incident_id,
+            generation=instruction.generation,
+            done=done,
+            detail=detail,
+            nodes=list(nodes),
+            at=channel.now(),
+        )
         try:
             channel.write_ack(self.channel_dir, ack)
         except ChannelError as exc:
             self._say(f"channel: {exc}")
 
-    def _status(self, state: StepState, detail: str, *, waiting_until: float | None = None,
-                no_requeue: bool = False) -> None:
+    def _status(
+        self, state: StepState, detail: str, *, waiting_until: float | None = None, no_requeue: bool = False
+    ) -> None:
         status = Status(
-            job_id=self.job_id, state=state, step_nodes=self.step_nodes, spares=self.spares, excluded=self.excluded,
-            exit_code=self.exit_code, restarts=self.restarts, generation=self.generation, no_requeue=no_requeue,
-            detail=detail, updated_at=channel.now(),
-            waiting_until=datetime.fromtimestamp(waiting_until, UTC) if waiting_until is not None else None)
+            job_id=self.job_id,
+            state=state,
+            step_nodes=self.step_nodes,
+            spares=self.spares,
+            excluded=self.excluded,
+            exit_code=self.exit_code,
+            restarts=self.restarts,
+            generation=self.generation,
+            no_requeue=no_requeue,
+            detail=detail,
+            updated_at=channel.now(),
+            waiting_until=datetime.fromtimestamp(waiting_until, UTC) if waiting_until is not None else None,
+        )
         try:
             channel.write_status(self.channel_dir, status)
         except ChannelError as exc:

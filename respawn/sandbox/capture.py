@@ -32,8 +32,12 @@ DRAIN_REASON = "xid79 gpu fell off bus"
 # until KillWait (2 s) has passed and SIGKILL comes.
 STUBBORN = 'trap "" TERM; exec sleep 3000'
 CAPTURE_LAB_2205 = Path("/tmp/respawn-lab-2205-capture")
-CAPTURE_PORTS_2205 = {"slurmctld_port": 36817, "slurmd_base_port": 37001, "temporal_port": 7253,
-                      "temporal_ui_port": 8253}
+CAPTURE_PORTS_2205 = {
+    "slurmctld_port": 36817,
+    "slurmd_base_port": 37001,
+    "temporal_port": 7253,
+    "temporal_ui_port": 8253,
+}
 
 
 class Capture:
@@ -53,8 +57,14 @@ class Capture:
         return result
 
     def sbatch(self, label: str, *args: str) -> int:
-        result = self.run("sbatch", "--parsable", f"--output={self.lab.out_dir}/slurm-%j.out",
-                          f"--chdir={self.lab.shared}", f"--job-name={label}", *args)
+        result = self.run(
+            "sbatch",
+            "--parsable",
+            f"--output={self.lab.out_dir}/slurm-%j.out",
+            f"--chdir={self.lab.shared}",
+            f"--job-name={label}",
+            *args,
+        )
         job_id = int(result.stdout.strip().split(";")[0])
         self.jobs[label] = job_id
         return job_id
@@ -76,9 +86,13 @@ class Capture:
     def save_result(self, name: str, *argv: str) -> None:
         """rc, stdout and stderr of a command expected to fail."""
         result = self.run(*argv, check=False)
-        (self.out / name).write_text(json.dumps(
-            {"argv": list(argv), "rc": result.returncode, "stdout": result.stdout, "stderr": result.stderr},
-            indent=1) + "\n")
+        (self.out / name).write_text(
+            json.dumps(
+                {"argv": list(argv), "rc": result.returncode, "stdout": result.stdout, "stderr": result.stderr},
+                indent=1,
+            )
+            + "\n"
+        )
 
 
 def capture(lab: Lab, out: Path, version: str) -> dict:
@@ -89,8 +103,16 @@ def capture(lab: Lab, out: Path, version: str) -> dict:
         raise RuntimeError("capture needs a lab of 4 nodes")
     n1, n2, n3, n4 = nodes[:4]
 
-    running = c.sbatch("train2", "-N2", f"-w{n1},{n2}", "--ntasks-per-node=1", "--requeue", "--open-mode=append",
-                       f"--comment={COMMENT}", str(c.script))
+    running = c.sbatch(
+        "train2",
+        "-N2",
+        f"-w{n1},{n2}",
+        "--ntasks-per-node=1",
+        "--requeue",
+        "--open-mode=append",
+        f"--comment={COMMENT}",
+        str(c.script),
+    )
     c.sbatch("held", "-H", "--wrap", "exec sleep 3000")
     requeued = c.sbatch("requeued", "-N1", f"-w{n3}", "--requeue", "--wrap", STUBBORN)
     rqhold = c.sbatch("requeue_held", "-N1", f"-w{n4}", "--requeue", "--open-mode=append", str(c.script))
@@ -103,9 +125,14 @@ def capture(lab: Lab, out: Path, version: str) -> dict:
     for label in ("train2", "requeued", "requeue_held", "cancelled"):
         c.wait(f"{label} running", lambda j=c.jobs[label]: c.state(j) == "RUNNING")
     c.run("scancel", str(cancelled))
-    c.wait("array and short jobs ended", lambda: all(
-        c.state(c.jobs[k]) in ("FAILED", "COMPLETED", "CANCELLED")
-        for k in ("failed_exit3", "failed_sigkill", "completed", "cancelled")), 60)
+    c.wait(
+        "array and short jobs ended",
+        lambda: all(
+            c.state(c.jobs[k]) in ("FAILED", "COMPLETED", "CANCELLED")
+            for k in ("failed_exit3", "failed_sigkill", "completed", "cancelled")
+        ),
+        60,
+    )
     # Array tasks end in their own time; wait on the array as a whole.
     c.wait("array ended", lambda: not c.run("squeue", "-h", "-j", str(array), "-o", "%T").stdout.strip(), 60)
 
@@ -118,9 +145,12 @@ def capture(lab: Lab, out: Path, version: str) -> dict:
     # Requeued held, then an excluded node: what recovery does.
     c.run("scontrol", "requeuehold", str(rqhold))
     c.wait("requeue_held pending", lambda: c.state(rqhold) == "PENDING", 30)
-    c.wait("requeue_held no longer completing",
-           lambda: "COMPLETING" not in c.run("scontrol", "show", "job", str(rqhold)).stdout.split("JobState=")[1]
-           .split()[0], 30)
+    c.wait(
+        "requeue_held no longer completing",
+        lambda: "COMPLETING"
+        not in c.run("scontrol", "show", "job", str(rqhold)).stdout.split("JobState=")[1].split()[0],
+        30,
+    )
     c.run("scontrol", "update", f"JobId={rqhold}", f"ExcNodeList={n2}")
     # A drained node while the 2-node job runs on it, and a node-failed job on a node that dies.
     c.run("scontrol", "update", f"NodeName={n1}", "State=DRAIN", f"Reason={DRAIN_REASON}")
@@ -150,7 +180,9 @@ def capture(lab: Lab, out: Path, version: str) -> dict:
 
     # Node loss: node3 dies with the --no-requeue job on it (NODE_FAIL), and stays down.
     cluster.kill_node(lab, n3)
-    c.wait(f"{n3} not responding", lambda: "NOT_RESPONDING" in getattr(cluster.node_states(lab).get(n3), "flags", ()), 40)
+    c.wait(
+        f"{n3} not responding", lambda: "NOT_RESPONDING" in getattr(cluster.node_states(lab).get(n3), "flags", ()), 40
+    )
     c.save("sinfo-not-responding.json", "sinfo", "--json")
     if newer:
         c.save("scontrol-node-not-responding.json", "scontrol", "show", "node", "--json")
@@ -175,8 +207,16 @@ def capture(lab: Lab, out: Path, version: str) -> dict:
     cluster.start_slurmctld(lab)
 
     release = c.run("sinfo", "--version").stdout.strip()
-    situations = {"slurm": release, "version": version, "nodes": nodes[:4], "comment": COMMENT,
-                  "drain_reason": DRAIN_REASON, "drained": [n1, n4], "killed": n3, "jobs": c.jobs}
+    situations = {
+        "slurm": release,
+        "version": version,
+        "nodes": nodes[:4],
+        "comment": COMMENT,
+        "drain_reason": DRAIN_REASON,
+        "drained": [n1, n4],
+        "killed": n3,
+        "jobs": c.jobs,
+    }
     (out / "situations.json").write_text(json.dumps(situations, indent=1) + "\n")
     return situations
 
@@ -203,8 +243,12 @@ def _up(lab: Lab) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--version", choices=["22.05", "24.11"], required=True,
-                        help="22.05: the host's Slurm in a lab of its own; 24.11: the chroot lab's")
+    parser.add_argument(
+        "--version",
+        choices=["22.05", "24.11"],
+        required=True,
+        help="22.05: the host's Slurm in a lab of its own; 24.11: the chroot lab's",
+    )
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--keep", action="store_true", help="leave the lab running afterwards")
     args = parser.parse_args(argv)

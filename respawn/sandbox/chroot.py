@@ -38,9 +38,19 @@ from respawn.sandbox import temporal as temporal_server
 from respawn.sandbox.lab import Lab
 
 SUITE = "trixie"  # Debian 13: slurm-wlm 24.11.5
-PACKAGES = ("slurm-wlm", "munge", "procps", "hostname", "iproute2",
-            # what the host's Python (bind-mounted in) and torch link against
-            "libffi8", "libssl3t64", "libbz2-1.0", "libsqlite3-0", "libstdc++6")
+PACKAGES = (
+    "slurm-wlm",
+    "munge",
+    "procps",
+    "hostname",
+    "iproute2",
+    # what the host's Python (bind-mounted in) and torch link against
+    "libffi8",
+    "libssl3t64",
+    "libbz2-1.0",
+    "libsqlite3-0",
+    "libstdc++6",
+)
 DEFAULT_ROOT = Path("/tmp/respawn-lab-2411")
 DEFAULT_CACHE = Path("/var/tmp/respawn-rootfs")
 SLURMCTLD_PORT = 46817
@@ -49,8 +59,27 @@ TEMPORAL_PORT = 7243
 TEMPORAL_UI_PORT = 8243
 BUILD_TIMEOUT = 900.0
 # Commands the lab runs through the chroot: Slurm's clients and daemons, and munge's.
-COMMANDS = ("squeue", "sinfo", "scontrol", "sbatch", "scancel", "srun", "salloc", "sacct", "sstat", "sprio",
-            "sshare", "strigger", "sdiag", "slurmctld", "slurmd", "munged", "mungekey", "munge", "unmunge")
+COMMANDS = (
+    "squeue",
+    "sinfo",
+    "scontrol",
+    "sbatch",
+    "scancel",
+    "srun",
+    "salloc",
+    "sacct",
+    "sstat",
+    "sprio",
+    "sshare",
+    "strigger",
+    "sdiag",
+    "slurmctld",
+    "slurmd",
+    "munged",
+    "mungekey",
+    "munge",
+    "unmunge",
+)
 CHROOT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # The wrapper keeps the caller's working directory (chroot itself changes to /), so
 # `sbatch` run from a lab folder gets it as the job's working directory.
@@ -84,8 +113,14 @@ def chroot_lab(root: Path | None = None) -> ChrootLab:
     """The 24.11 lab at `root`, else $RESPAWN_LAB_2411, else /tmp/respawn-lab-2411, on its own ports."""
     if root is None:
         root = Path(os.environ.get("RESPAWN_LAB_2411") or DEFAULT_ROOT)
-    return ChrootLab(root=root.resolve(), slurmctld_port=SLURMCTLD_PORT, slurmd_base_port=SLURMD_BASE_PORT,
-                     temporal_port=TEMPORAL_PORT, temporal_ui_port=TEMPORAL_UI_PORT, rootfs=rootfs_path())
+    return ChrootLab(
+        root=root.resolve(),
+        slurmctld_port=SLURMCTLD_PORT,
+        slurmd_base_port=SLURMD_BASE_PORT,
+        temporal_port=TEMPORAL_PORT,
+        temporal_ui_port=TEMPORAL_UI_PORT,
+        rootfs=rootfs_path(),
+    )
 
 
 # --- the root filesystem ------------------------------------------------------------
@@ -128,21 +163,37 @@ def ensure_rootfs(log: Path) -> tuple[Path, float | None]:
         if (target / "usr" / "sbin" / "slurmctld").exists():
             return target, None
         if shutil.which("debootstrap") is None:
-            raise RuntimeError("building the Slurm 24.11 root filesystem needs debootstrap (apt-get install debootstrap)")
+            raise RuntimeError(
+                "building the Slurm 24.11 root filesystem needs debootstrap (apt-get install debootstrap)"
+            )
         partial = target.with_name(f"{target.name}.partial")
         shutil.rmtree(partial, ignore_errors=True)
         started = time.monotonic()
-        argv = ["nice", "-n", "10", "debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}",
-                SUITE, str(partial), mirror()]
+        argv = [
+            "nice",
+            "-n",
+            "10",
+            "debootstrap",
+            "--variant=minbase",
+            f"--include={','.join(PACKAGES)}",
+            SUITE,
+            str(partial),
+            mirror(),
+        ]
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "ab") as out:
             done = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, timeout=BUILD_TIMEOUT, check=False)
         if done.returncode != 0:
-            raise RuntimeError(f"debootstrap {SUITE} failed (rc {done.returncode}); last lines of {log}:\n"
-                               f"{procs.log_tail(log)}")
+            raise RuntimeError(
+                f"debootstrap {SUITE} failed (rc {done.returncode}); last lines of {log}:\n{procs.log_tail(log)}"
+            )
         subprocess.run(["chroot", str(partial), "apt-get", "clean"], capture_output=True, check=False)
-        versions = subprocess.run(["chroot", str(partial), "dpkg-query", "-W", "slurm-wlm", "munge"],
-                                  capture_output=True, text=True, check=False).stdout
+        versions = subprocess.run(
+            ["chroot", str(partial), "dpkg-query", "-W", "slurm-wlm", "munge"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
         (partial / "etc" / "respawn-rootfs").write_text(f"suite {SUITE}\nmirror {mirror()}\n{versions}")
         partial.rename(target)
         return target, time.monotonic() - started
@@ -228,8 +279,9 @@ def write_wrappers(lab: ChrootLab) -> None:
     release = version(lab)
     for name in COMMANDS:
         path = lab.bin_dir / name
-        path.write_text(WRAPPER.format(name=name, version=release, rootfs=lab.rootfs, path=CHROOT_PATH,
-                                       conf=lab.slurm_conf))
+        path.write_text(
+            WRAPPER.format(name=name, version=release, rootfs=lab.rootfs, path=CHROOT_PATH, conf=lab.slurm_conf)
+        )
         path.chmod(0o755)
 
 

@@ -68,8 +68,14 @@ class SimulatedGpus(Collector):
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         values = {name: healthy for name, (_, healthy) in METRICS.items()} | _overrides(self._state)
-        labels = ["0", f"GPU-SIMULATED-{self._node}-0", PCI_BUS_ID, "nvidia0", "Simulated GPU (respawn sandbox)",
-                  self._node]
+        labels = [
+            "0",
+            f"GPU-SIMULATED-{self._node}-0",
+            PCI_BUS_ID,
+            "nvidia0",
+            "Simulated GPU (respawn sandbox)",
+            self._node,
+        ]
         for name, (help_text, _) in METRICS.items():
             family = GaugeMetricFamily(name, SIMULATED + help_text, labels=LABELS)
             family.add_metric(labels, values[name])
@@ -132,8 +138,10 @@ def start(lab: Lab) -> None:
     for node in lab.nodes:
         log = lab.log_dir / f"{component(node)}.log"
         if not procs.wait_until(partial(_up, lab, node), START_TIMEOUT, 0.1):
-            raise RuntimeError(f"{component(node)} not serving on {HOST}:{port(lab, node)}; last lines of {log}:\n"
-                               f"{procs.log_tail(log)}")
+            raise RuntimeError(
+                f"{component(node)} not serving on {HOST}:{port(lab, node)}; last lines of {log}:\n"
+                f"{procs.log_tail(log)}"
+            )
 
 
 def _up(lab: Lab, node: str) -> bool:

@@ -31,8 +31,9 @@ from respawn.scheduler.transport import LocalTransport
 COMMENT = '{"respawn":{"environment":"demo","mode":"action"}}'
 
 
-def run_demo(*, as_json: bool, transport: str = "local", fault: str = "xid", node: str = "node2",
-             hostile: bool = False) -> int:
+def run_demo(
+    *, as_json: bool, transport: str = "local", fault: str = "xid", node: str = "node2", hostile: bool = False
+) -> int:
     lab = sandbox.lab()
     say = (lambda *_: None) if as_json else (lambda msg: print(msg, flush=True))
     say("bringing the local stack up (Slurm, Temporal, sshd)...")
@@ -61,13 +62,26 @@ class RespawnProcesses:
     def __enter__(self) -> "RespawnProcesses":
         commands = {role: [role, "--config", str(self._config)] for role in ("worker", "detector", "serve")}
         if self._controller:
-            commands["controller"] = ["controller", "--config", str(self._config), "--interval", "0.5",
-                                      "--server", f"http://127.0.0.1:{SERVER_PORT}"]
+            commands["controller"] = [
+                "controller",
+                "--config",
+                str(self._config),
+                "--interval",
+                "0.5",
+                "--server",
+                f"http://127.0.0.1:{SERVER_PORT}",
+            ]
         for role, args in commands.items():
             log = open(self._lab.log_dir / f"respawn-{role}.log", "ab")
-            self._procs.append(subprocess.Popen(
-                [sys.executable, "-m", "respawn.surfaces.cli", *args], stdout=log, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, env=os.environ | {"RESPAWN_TOKEN": WRITE_TOKEN}))
+            self._procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "respawn.surfaces.cli", *args],
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    env=os.environ | {"RESPAWN_TOKEN": WRITE_TOKEN},
+                )
+            )
         return self
 
     def __exit__(self, *exc) -> None:
@@ -114,8 +128,11 @@ async def _recover(lab: Lab, config: ClusterConfig, fault: FaultKind, node: str,
     try:
         # The detector's record of the end, not a glance at Slurm: between
         # attempts Slurm can show a state the next attempt soon replaces.
-        ended = await until(lambda: audit.query(job_id=job_id, event_types=[EventType.JOB_COMPLETED]),
-                            240, "the job to complete after recovery")
+        ended = await until(
+            lambda: audit.query(job_id=job_id, event_types=[EventType.JOB_COMPLETED]),
+            240,
+            "the job to complete after recovery",
+        )
     finally:
         audit.close()
     final_state = ended[0].detail(JobEndDetails).state or "COMPLETED"
@@ -156,9 +173,16 @@ def _result(config: ClusterConfig, job_id: int, fault_at: float | None, final_st
         "incident_id": incident,
         "temporal_ui": config.temporal.workflow_url(incident) if incident else None,
         "timeline": [
-            {"at": r.at, "event": r.event_type.value, "nodes": r.nodes, "pattern": r.pattern,
-             "action": r.action, "detail": describe(r)}
-            for r in rows if r.event_type is not EventType.ENROLLED
+            {
+                "at": r.at,
+                "event": r.event_type.value,
+                "nodes": r.nodes,
+                "pattern": r.pattern,
+                "action": r.action,
+                "detail": describe(r),
+            }
+            for r in rows
+            if r.event_type is not EventType.ENROLLED
         ],
     }
 
@@ -173,8 +197,9 @@ def _print_timeline(result: dict, say) -> None:
     if result["fault_at"]:
         say(f"  {result['fault_at']:%H:%M:%S.%f}"[:-3] + "  fault injected")
     for step in result["timeline"]:
-        extra = " ".join(x for x in (",".join(step["nodes"]), step["pattern"] or "", step["action"] or "",
-                                     step["detail"]) if x)
+        extra = " ".join(
+            x for x in (",".join(step["nodes"]), step["pattern"] or "", step["action"] or "", step["detail"]) if x
+        )
         say(f"  {step['at']:%H:%M:%S.%f}"[:-3] + f"  {step['event']:<16} {extra}")
     say("")
     say(f"failure class     {result['failure_class']} (pattern {result['pattern']})")

@@ -26,44 +26,60 @@ def lab_config(lab: Lab, transport: SchedulerAccess = SchedulerAccess.LOCAL) -> 
     scheduler: dict = {"transport": transport.value, "slurm_conf": str(lab.slurm_conf)}
     if transport is SchedulerAccess.SSH:
         scheduler["ssh"] = {
-            "host": "127.0.0.1", "port": SSH_PORT, "username": "root",
-            "client_key": str(lab.ssh_key), "known_hosts": str(lab.known_hosts),
+            "host": "127.0.0.1",
+            "port": SSH_PORT,
+            "username": "root",
+            "client_key": str(lab.ssh_key),
+            "known_hosts": str(lab.known_hosts),
         }
-    return ClusterConfig.model_validate({
-        "cluster": "sandbox",
-        "scheduler": scheduler,
-        "temporal": {"address": lab.temporal_address, "ui_url": "http://127.0.0.1:8233"},
-        # The demo environment may act; anything else only watches.
-        # demo acts; prod only watches; gated acts once an operator approves.
-        "environments": {
-            "demo": {"max_mode": "action"},
-            "prod": {"max_mode": "observe"},
-            "gated": {"max_mode": "action", "approval": {"timeout_s": 600, "default": "deny"}},
-        },
-        "logs": {
-            "job_output": str(lab.out_dir / "slurm-{job_id}.out"),
-            "kernel_log": str(lab.kernel_dir / "{node}.log"),
-        },
-        "audit_db": str(lab.audit_db),
-        # Four nodes: the production default (a quarter of the cluster) would call
-        # two faulty nodes in a row a systemic failure.
-        "budgets": {"systemic_node_share": 0.75},
-        # Jobs here step in about a second: a hang shows within 15 s, after Slurm has
-        # seen a dead node as not responding (8-10 s), so that cause is told first.
-        # The detector shares the nodes' /proc here, so it can see a stopped rank.
-        # A suspicion waits 8 s for its confirmation here: sandbox jobs step in under a second.
-        "detector": {"confirm_window_s": 8, "progress": {
-            "hang_factor": 4, "hang_floor_s": 15, "startup_s": 120, "checkpoint_s": 40,
-            "sustain_s": 10, "recent": 6, "stopped_task_check": "slurm_step",
-        }},
-        "metrics": {"prometheus_url": prometheus.URL, "timeout_s": 2, "poll_interval_s": 1},
-        # Respawn's own metrics, where the sandbox's Prometheus scrapes them.
-        "telemetry": {role: {"port": prometheus.RESPAWN_PORTS[role]} for role in ("detector", "worker")},
-        "server": {"port": SERVER_PORT, "tokens": [
-            {"name": "sandbox-reader", "token": READ_TOKEN, "scopes": ["read"]},
-            {"name": "sandbox-writer", "token": WRITE_TOKEN, "scopes": ["read", "write"]},
-        ]},
-    })
+    return ClusterConfig.model_validate(
+        {
+            "cluster": "sandbox",
+            "scheduler": scheduler,
+            "temporal": {"address": lab.temporal_address, "ui_url": "http://127.0.0.1:8233"},
+            # The demo environment may act; anything else only watches.
+            # demo acts; prod only watches; gated acts once an operator approves.
+            "environments": {
+                "demo": {"max_mode": "action"},
+                "prod": {"max_mode": "observe"},
+                "gated": {"max_mode": "action", "approval": {"timeout_s": 600, "default": "deny"}},
+            },
+            "logs": {
+                "job_output": str(lab.out_dir / "slurm-{job_id}.out"),
+                "kernel_log": str(lab.kernel_dir / "{node}.log"),
+            },
+            "audit_db": str(lab.audit_db),
+            # Four nodes: the production default (a quarter of the cluster) would call
+            # two faulty nodes in a row a systemic failure.
+            "budgets": {"systemic_node_share": 0.75},
+            # Jobs here step in about a second: a hang shows within 15 s, after Slurm has
+            # seen a dead node as not responding (8-10 s), so that cause is told first.
+            # The detector shares the nodes' /proc here, so it can see a stopped rank.
+            # A suspicion waits 8 s for its confirmation here: sandbox jobs step in under a second.
+            "detector": {
+                "confirm_window_s": 8,
+                "progress": {
+                    "hang_factor": 4,
+                    "hang_floor_s": 15,
+                    "startup_s": 120,
+                    "checkpoint_s": 40,
+                    "sustain_s": 10,
+                    "recent": 6,
+                    "stopped_task_check": "slurm_step",
+                },
+            },
+            "metrics": {"prometheus_url": prometheus.URL, "timeout_s": 2, "poll_interval_s": 1},
+            # Respawn's own metrics, where the sandbox's Prometheus scrapes them.
+            "telemetry": {role: {"port": prometheus.RESPAWN_PORTS[role]} for role in ("detector", "worker")},
+            "server": {
+                "port": SERVER_PORT,
+                "tokens": [
+                    {"name": "sandbox-reader", "token": READ_TOKEN, "scopes": ["read"]},
+                    {"name": "sandbox-writer", "token": WRITE_TOKEN, "scopes": ["read", "write"]},
+                ],
+            },
+        }
+    )
 
 
 def write_lab_config(lab: Lab, transport: SchedulerAccess = SchedulerAccess.LOCAL) -> Path:

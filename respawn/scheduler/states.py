@@ -42,8 +42,17 @@ class JobState(StrEnum):
 # The base states a job ends in, each set named for the question it answers; every
 # other module asks with these, so the answers cannot drift apart.
 # An attempt that ended in one of these was interrupted: it needs recovery.
-ENDED_BADLY = frozenset({JobState.FAILED, JobState.NODE_FAIL, JobState.OUT_OF_MEMORY, JobState.TIMEOUT,
-                         JobState.BOOT_FAIL, JobState.DEADLINE, JobState.PREEMPTED})
+ENDED_BADLY = frozenset(
+    {
+        JobState.FAILED,
+        JobState.NODE_FAIL,
+        JobState.OUT_OF_MEMORY,
+        JobState.TIMEOUT,
+        JobState.BOOT_FAIL,
+        JobState.DEADLINE,
+        JobState.PREEMPTED,
+    }
+)
 # An attempt that ended in one of these ended as its owner (or an admin) meant.
 ENDED_AS_MEANT = frozenset({JobState.COMPLETED, JobState.CANCELLED})
 # The job has ended: its end_time is its end, not a projection.

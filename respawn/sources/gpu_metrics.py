@@ -36,9 +36,15 @@ CLOCKS = (THROTTLE, "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV
 _UNITS = {"DCGM_FI_DEV_SM_CLOCK": " MHz", "DCGM_FI_DEV_GPU_TEMP": " C", "DCGM_FI_DEV_GPU_UTIL": " %"}
 # NVML's clocks-throttle-reason bits, as DCGM reports them.
 THROTTLE_REASONS = {
-    0x1: "gpu_idle", 0x2: "applications_clocks_setting", 0x4: "sw_power_cap", 0x8: "hw_slowdown",
-    0x10: "sync_boost", 0x20: "sw_thermal_slowdown", 0x40: "hw_thermal_slowdown",
-    0x80: "hw_power_brake_slowdown", 0x100: "display_clock_setting",
+    0x1: "gpu_idle",
+    0x2: "applications_clocks_setting",
+    0x4: "sw_power_cap",
+    0x8: "hw_slowdown",
+    0x10: "sync_boost",
+    0x20: "sw_thermal_slowdown",
+    0x40: "hw_thermal_slowdown",
+    0x80: "hw_power_brake_slowdown",
+    0x100: "display_clock_setting",
 }
 _WINDOW_MIN_S, _WINDOW_MAX_S = 60, 24 * 3600
 
@@ -79,8 +85,9 @@ class GpuMetrics:
         for series in result or []:
             labels, (_, value) = series.get("metric", {}), series.get("value", (0, "nan"))
             if "Hostname" in labels:
-                samples.append((Gpu(labels["Hostname"], labels.get("gpu", "?")), labels.get("__name__", ""),
-                                float(value)))
+                samples.append(
+                    (Gpu(labels["Hostname"], labels.get("gpu", "?")), labels.get("__name__", ""), float(value))
+                )
         return samples
 
     def xids(self) -> dict[Gpu, int]:
@@ -165,8 +172,11 @@ class XidChange:
 def xid_changes(before: Mapping[Gpu, int], now: Mapping[Gpu, int]) -> list[XidChange]:
     """GPUs whose last Xid changed to a new, non-zero code. A GPU seen for the first
     time is history, not news: its value is only a baseline."""
-    return [XidChange(gpu, xid_line(gpu, xid, f"was {before[gpu]}")) for gpu, xid in sorted(
-        now.items(), key=lambda item: (item[0].node, item[0].gpu)) if gpu in before and xid != before[gpu] and xid]
+    return [
+        XidChange(gpu, xid_line(gpu, xid, f"was {before[gpu]}"))
+        for gpu, xid in sorted(now.items(), key=lambda item: (item[0].node, item[0].gpu))
+        if gpu in before and xid != before[gpu] and xid
+    ]
 
 
 class XidWatch:

@@ -32,8 +32,14 @@ MAX_LINES = 20_000  # lines one read returns: a flood of empty lines costs bound
 MAX_BYTES = 1 << 20  # bytes one read looks at: the detector reads every job's output every poll
 _RANK_DIGITS = 6  # a rank tag's number: `[rank123456]:` at most
 _OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
-_KINDS = ((stat.S_ISDIR, "directory"), (stat.S_ISFIFO, "fifo"), (stat.S_ISSOCK, "socket"),
-          (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device"), (stat.S_ISLNK, "symbolic link"))
+_KINDS = (
+    (stat.S_ISDIR, "directory"),
+    (stat.S_ISFIFO, "fifo"),
+    (stat.S_ISSOCK, "socket"),
+    (stat.S_ISCHR, "character device"),
+    (stat.S_ISBLK, "block device"),
+    (stat.S_ISLNK, "symbolic link"),
+)
 
 
 class UnsafeOutput(OSError):
@@ -47,8 +53,14 @@ class UnsafeOutput(OSError):
         self.reason = reason
 
 
-def read_lines(path: Path, offset: int, max_bytes: int = MAX_BYTES, *, max_lines: int | None = MAX_LINES,
-               owner_uid: int | None = None) -> tuple[list[str], int]:
+def read_lines(
+    path: Path,
+    offset: int,
+    max_bytes: int = MAX_BYTES,
+    *,
+    max_lines: int | None = MAX_LINES,
+    owner_uid: int | None = None,
+) -> tuple[list[str], int]:
     """Complete lines written after `offset`, and the offset after the last one.
 
     Reads at most the last `max_bytes` of what is new; a partial last line is

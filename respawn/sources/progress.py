@@ -97,7 +97,13 @@ class ProgressReader:
     """Compiled progress patterns; each method answers the step a line reports, or None."""
 
     def __init__(self, patterns: ProgressPatterns) -> None:
-        kinds: tuple[list[StepPattern] | list[LinePattern] | list[TimePattern], ...] = (patterns.step, patterns.checkpoint, patterns.resumed, patterns.saving, patterns.compute)
+        kinds: tuple[list[StepPattern] | list[LinePattern] | list[TimePattern], ...] = (
+            patterns.step,
+            patterns.checkpoint,
+            patterns.resumed,
+            patterns.saving,
+            patterns.compute,
+        )
         regexes = [p.regex for kind in kinds for p in kind]
         self._compiled = [_compile(r) for r in regexes]
         # One RE2 set of every pattern: one scan of a line tells which match, so a

@@ -66,9 +66,22 @@ class SlurmStep:
     async def stopped(self, job_id: int, nodes: list[str]) -> dict[int, str]:
         if not nodes:
             return {}
-        argv = ["srun", f"--jobid={int(job_id)}", "--overlap", "--quiet", f"--nodes={len(nodes)}",
-                f"--ntasks={len(nodes)}", "--ntasks-per-node=1", f"--nodelist={hostlist.compress(nodes)}",
-                "--time=1", "sh", "-c", NODE_SCRIPT, "respawn-probe", str(int(job_id))]
+        argv = [
+            "srun",
+            f"--jobid={int(job_id)}",
+            "--overlap",
+            "--quiet",
+            f"--nodes={len(nodes)}",
+            f"--ntasks={len(nodes)}",
+            "--ntasks-per-node=1",
+            f"--nodelist={hostlist.compress(nodes)}",
+            "--time=1",
+            "sh",
+            "-c",
+            NODE_SCRIPT,
+            "respawn-probe",
+            str(int(job_id)),
+        ]
         try:
             result = await self._transport.run(argv, timeout=self._timeout)
         except SchedulerError as exc:

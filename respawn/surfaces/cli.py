@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NoReturn
 
 from respawn.attribution.runbook import RunbookError
 from respawn.config.cluster import ClusterConfig, ConfigError, load_config
@@ -26,8 +27,9 @@ def main(argv: list[str] | None = None) -> int:
         return launch(argv[1:])
     parser = _parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=os.environ.get("RESPAWN_LOG", "INFO"),
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.basicConfig(
+        level=os.environ.get("RESPAWN_LOG", "INFO"), format="%(asctime)s %(name)s %(levelname)s %(message)s"
+    )
     try:
         return args.func(args) or 0
     except (ConfigError, RunbookError) as exc:
@@ -38,40 +40,60 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="respawn", description="Automatic recovery of training jobs on Slurm.",
-                                epilog="respawn launch [--spares N] -- CMD ...: in a batch script, run the training "
-                                       "step under the in-job launcher (docs/launcher.md)")
+    p = argparse.ArgumentParser(
+        prog="respawn",
+        description="Automatic recovery of training jobs on Slurm.",
+        epilog="respawn launch [--spares N] -- CMD ...: in a batch script, run the training "
+        "step under the in-job launcher (docs/launcher.md)",
+    )
     sub = p.add_subparsers(required=True, metavar="COMMAND")
 
     def command(name: str, func, help: str, config: bool = False) -> argparse.ArgumentParser:
         c = sub.add_parser(name, help=help, description=help)
         c.set_defaults(func=func)
         if config:
-            c.add_argument("--config", type=Path, default=None,
-                           help="cluster configuration (default: $RESPAWN_CONFIG, else the sandbox's)")
+            c.add_argument(
+                "--config",
+                type=Path,
+                default=None,
+                help="cluster configuration (default: $RESPAWN_CONFIG, else the sandbox's)",
+            )
         return c
 
     s = command("sandbox", _sandbox, "start, stop or inspect the local stack (Slurm, Temporal, sshd)")
-    s.add_argument("action", choices=["up", "down", "status", "reset"],
-                   help="reset: cancel every job, resume every node, heal every simulated GPU")
+    s.add_argument(
+        "action",
+        choices=["up", "down", "status", "reset"],
+        help="reset: cancel every job, resume every node, heal every simulated GPU",
+    )
     s.add_argument("--nodes", type=int, default=4)
     s.add_argument("--json", action="store_true", help="with status: as JSON")
-    s.add_argument("--backend", choices=["slurmd", "containers"], default="slurmd",
-                   help="slurmd (default): every node a slurmd on this host; containers: every node its own "
-                        "container, through Podman or Docker (docs/containers.md)")
-    s.add_argument("--slurm", choices=["host", "24.11"], default="host",
-                   help="host (default): the Slurm installed here; 24.11: Debian 13's Slurm 24.11 in a chroot"
-                        " built with debootstrap and cached (its own lab folder and ports, beside the default)")
+    s.add_argument(
+        "--backend",
+        choices=["slurmd", "containers"],
+        default="slurmd",
+        help="slurmd (default): every node a slurmd on this host; containers: every node its own "
+        "container, through Podman or Docker (docs/containers.md)",
+    )
+    s.add_argument(
+        "--slurm",
+        choices=["host", "24.11"],
+        default="host",
+        help="host (default): the Slurm installed here; 24.11: Debian 13's Slurm 24.11 in a chroot"
+        " built with debootstrap and cached (its own lab folder and ports, beside the default)",
+    )
 
     command("worker", _worker, "run the recovery worker (incident workflows and activities)", config=True)
     command("detector", _detector, "run the detector for one cluster", config=True)
     command("serve", _serve, "run the HTTP server (Advisor API, console)", config=True)
-    c = command("controller", _controller, "reference controller: apply the Advisor API's advice to Slurm",
-                config=True)
+    c = command("controller", _controller, "reference controller: apply the Advisor API's advice to Slurm", config=True)
     c.add_argument("--server", required=True, help="the Respawn server, e.g. http://127.0.0.1:8080")
-    c.add_argument("--token-file", type=Path, default=None,
-                   help="a file holding a bearer token with read and write scopes (mode 600);"
-                        " without it, $RESPAWN_TOKEN")
+    c.add_argument(
+        "--token-file",
+        type=Path,
+        default=None,
+        help="a file holding a bearer token with read and write scopes (mode 600); without it, $RESPAWN_TOKEN",
+    )
     c.add_argument("--token", action=_NoTokenOnTheCommandLine, nargs="?", help=argparse.SUPPRESS)
     c.add_argument("--interval", type=float, default=1.0, help="seconds between polls")
 
@@ -89,8 +111,13 @@ def _parser() -> argparse.ArgumentParser:
     c = command("jobs", _jobs, "list the jobs the detector has seen: enrolled or not, and why", config=True)
     c.add_argument("--json", action="store_true")
 
-    c = command("status", _status, "check that Temporal, Slurm, Prometheus and the detector answer;"
-                " show the detector's lag and the open incidents (exit 1: something required is down)", config=True)
+    c = command(
+        "status",
+        _status,
+        "check that Temporal, Slurm, Prometheus and the detector answer;"
+        " show the detector's lag and the open incidents (exit 1: something required is down)",
+        config=True,
+    )
     c.add_argument("--json", action="store_true")
     c.add_argument("--timeout", type=float, default=3.0, help="seconds each check may take (default 3)")
 
@@ -115,15 +142,26 @@ def _parser() -> argparse.ArgumentParser:
 
     c = command("demo", _demo, "show the recovery loop on the local stack")
     c.add_argument("--json", action="store_true", help="print the result as one JSON object")
-    c.add_argument("--transport", choices=["local", "ssh", "advisor"], default="local",
-                   help="advisor: Respawn advises, the reference controller acts on Slurm")
+    c.add_argument(
+        "--transport",
+        choices=["local", "ssh", "advisor"],
+        default="local",
+        help="advisor: Respawn advises, the reference controller acts on Slurm",
+    )
     c.add_argument("--fault", default="xid")
     c.add_argument("--node", default="node2")
-    c.add_argument("--hostile-neighbours", action="store_true",
-                   help="run hostile jobs on node1 beside the demo's (respawn/sandbox/workload/hostile.py): a 2-node job on the others")
+    c.add_argument(
+        "--hostile-neighbours",
+        action="store_true",
+        help="run hostile jobs on node1 beside the demo's (respawn/sandbox/workload/hostile.py): a 2-node job on the others",
+    )
 
-    c = command("config", _config_check, "validate a cluster configuration file, and the files holding its secrets"
-                " (exit 1: a secret file missing, unreadable or readable by others; 2: an invalid file)")
+    c = command(
+        "config",
+        _config_check,
+        "validate a cluster configuration file, and the files holding its secrets"
+        " (exit 1: a secret file missing, unreadable or readable by others; 2: an invalid file)",
+    )
     c.add_argument("path", type=Path)
     return p
 
@@ -132,8 +170,10 @@ class _NoTokenOnTheCommandLine(argparse.Action):
     """`--token` is refused (rather than read as an abbreviation of --token-file), and its value never echoed."""
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
-        parser.error("--token is not accepted: a token on the command line is visible to every user of the host;"
-                     " use --token-file FILE (mode 600) or set RESPAWN_TOKEN")
+        parser.error(
+            "--token is not accepted: a token on the command line is visible to every user of the host;"
+            " use --token-file FILE (mode 600) or set RESPAWN_TOKEN"
+        )
 
 
 def _config(args: argparse.Namespace) -> ClusterConfig:
@@ -160,8 +200,10 @@ def _sandbox(args: argparse.Namespace) -> int:
             sandbox.up(lab, nodes=args.nodes)
         for transport in SchedulerAccess:
             write_lab_config(lab, transport)
-        print(f"sandbox up in {lab.root}: Slurm ({', '.join(lab.nodes)}), Temporal {lab.temporal_address}"
-              f" (Web UI http://127.0.0.1:8233), sshd 127.0.0.1:22022")
+        print(
+            f"sandbox up in {lab.root}: Slurm ({', '.join(lab.nodes)}), Temporal {lab.temporal_address}"
+            f" (Web UI http://127.0.0.1:8233), sshd 127.0.0.1:22022"
+        )
         print(f"export SLURM_CONF={lab.slurm_conf} RESPAWN_CONFIG={lab.root / 'respawn.yaml'}")
     elif args.action == "down":
         print("sandbox down: stopping every component and job...", file=sys.stderr, flush=True)
@@ -174,8 +216,9 @@ def _sandbox(args: argparse.Namespace) -> int:
     elif args.json:
         _json(sandbox.status(lab))
     else:
-        _table([{"component": name, "state": state} for name, state in sandbox.status(lab).items()],
-               ["component", "state"])
+        _table(
+            [{"component": name, "state": state} for name, state in sandbox.status(lab).items()], ["component", "state"]
+        )
     return 0
 
 
@@ -190,9 +233,11 @@ def _chroot_sandbox(args: argparse.Namespace) -> int:
         started = time.monotonic()
         chroot.up(lab, nodes=args.nodes)
         write_lab_config(lab, SchedulerAccess.LOCAL)
-        print(f"sandbox (Slurm {chroot.version(lab)}, chroot {lab.rootfs}) up in {lab.root} in"
-              f" {time.monotonic() - started:.1f} s: nodes {', '.join(lab.nodes)}, slurmctld port {lab.slurmctld_port},"
-              f" Temporal {lab.temporal_address} (Web UI http://127.0.0.1:{lab.temporal_ui_port})")
+        print(
+            f"sandbox (Slurm {chroot.version(lab)}, chroot {lab.rootfs}) up in {lab.root} in"
+            f" {time.monotonic() - started:.1f} s: nodes {', '.join(lab.nodes)}, slurmctld port {lab.slurmctld_port},"
+            f" Temporal {lab.temporal_address} (Web UI http://127.0.0.1:{lab.temporal_ui_port})"
+        )
         print(f"export PATH={lab.bin_dir}:$PATH SLURM_CONF={lab.slurm_conf} RESPAWN_CONFIG={lab.root / 'respawn.yaml'}")
     elif args.action == "down":
         chroot.down(lab)
@@ -220,9 +265,11 @@ def _container_sandbox(args: argparse.Namespace) -> int:
             containers.up(lab, nodes=args.nodes)
             for transport in SchedulerAccess:
                 write_lab_config(lab, transport)
-            print(f"container sandbox up in {lab.root}: Slurm ({', '.join(lab.nodes)}), one container each;"
-                  f" slurmctld {ports.HOST}:{ports.SLURMCTLD_PORT}, sshd {ports.HOST}:{ports.SSH_PORT},"
-                  f" Temporal {lab.temporal_address} (Web UI http://{ports.HOST}:{ports.TEMPORAL_UI_PORT})")
+            print(
+                f"container sandbox up in {lab.root}: Slurm ({', '.join(lab.nodes)}), one container each;"
+                f" slurmctld {ports.HOST}:{ports.SLURMCTLD_PORT}, sshd {ports.HOST}:{ports.SSH_PORT},"
+                f" Temporal {lab.temporal_address} (Web UI http://{ports.HOST}:{ports.TEMPORAL_UI_PORT})"
+            )
             print(f"export SLURM_CONF={lab.slurm_conf} RESPAWN_CONFIG={lab.root / 'respawn.yaml'}")
         elif args.action == "down":
             containers.down(lab)
@@ -260,8 +307,12 @@ def _serve(args: argparse.Namespace) -> int:
     from respawn.surfaces.server.app import create_app
 
     config = _config(args)
-    uvicorn.run(create_app(config), host=config.server.host, port=config.server.port,
-                log_level=os.environ.get("RESPAWN_LOG", "INFO").lower())
+    uvicorn.run(
+        create_app(config),
+        host=config.server.host,
+        port=config.server.port,
+        log_level=os.environ.get("RESPAWN_LOG", "INFO").lower(),
+    )
     return 0
 
 
@@ -305,17 +356,31 @@ def _audit(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"respawn: {exc}; known types: {', '.join(t.value for t in EventType)}", file=sys.stderr)
         return 2
-    rows = AuditTrail(config.audit_db).query(cluster=config.cluster, job_id=args.job, event_types=types,
-                                              after_id=args.after, limit=args.limit)
+    rows = AuditTrail(config.audit_db).query(
+        cluster=config.cluster, job_id=args.job, event_types=types, after_id=args.after, limit=args.limit
+    )
     if args.json:
         _json([r.model_dump(mode="json") for r in rows])
         return 0
-    _table([{"id": r.id, "at": r.at.strftime("%H:%M:%S.%f")[:-3], "job": r.job_id, "attempt": r.attempt,
-             "event": r.event_type.value, "class": r.failure_class, "pattern": r.pattern,
-             "nodes": ",".join(r.nodes), "action": r.action,
-             "acted": {True: "acted", False: "recommended", None: ""}[r.acted],
-             "detail": reason_or_detail(r.typed_details)} for r in rows],
-           ["id", "at", "job", "attempt", "event", "class", "pattern", "nodes", "action", "acted", "detail"])
+    _table(
+        [
+            {
+                "id": r.id,
+                "at": r.at.strftime("%H:%M:%S.%f")[:-3],
+                "job": r.job_id,
+                "attempt": r.attempt,
+                "event": r.event_type.value,
+                "class": r.failure_class,
+                "pattern": r.pattern,
+                "nodes": ",".join(r.nodes),
+                "action": r.action,
+                "acted": {True: "acted", False: "recommended", None: ""}[r.acted],
+                "detail": reason_or_detail(r.typed_details),
+            }
+            for r in rows
+        ],
+        ["id", "at", "job", "attempt", "event", "class", "pattern", "nodes", "action", "acted", "detail"],
+    )
     return 0
 
 
@@ -341,8 +406,13 @@ def _status(args: argparse.Namespace) -> int:
         _json(result)
     else:
         said = {True: "ok", None: "-"}
-        _table([{**c, "status": said.get(c["ok"], "DOWN" if c["required"] else "down (optional)")}
-                for c in result["checks"]], ["name", "status", "target", "detail"])
+        _table(
+            [
+                {**c, "status": said.get(c["ok"], "DOWN" if c["required"] else "down (optional)")}
+                for c in result["checks"]
+            ],
+            ["name", "status", "target", "detail"],
+        )
         for warning in result["warnings"]:
             print(f"warning: {warning}")
         print(f"\nopen incidents: {len(result['open_incidents'])}")
@@ -361,8 +431,9 @@ def _override(args: argparse.Namespace) -> int:
 
     who = args.who or os.environ.get("SUDO_USER") or getpass.getuser()
     try:
-        override = Override(action=args.action, reason=args.reason, who=who,
-                            exclude=[n for n in args.exclude.split(",") if n])
+        override = Override(
+            action=args.action, reason=args.reason, who=who, exclude=[n for n in args.exclude.split(",") if n]
+        )
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "override"
@@ -378,7 +449,7 @@ def _override(args: argparse.Namespace) -> int:
     _leave(rc)
 
 
-def _leave(rc: int) -> None:
+def _leave(rc: int) -> NoReturn:
     """Exit after a command that used a Temporal client.
 
     The client's native threads can call into Python while the interpreter
@@ -413,8 +484,7 @@ def _inject(args: argparse.Namespace) -> int:
     try:
         kind = FaultKind(args.fault)
     except ValueError:
-        print(f"respawn: unknown fault {args.fault!r}; one of {', '.join(k.value for k in FaultKind)}",
-              file=sys.stderr)
+        print(f"respawn: unknown fault {args.fault!r}; one of {', '.join(k.value for k in FaultKind)}", file=sys.stderr)
         return 2
     inject(lab(), args.job, args.node, kind)
     return 0
@@ -423,8 +493,9 @@ def _inject(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     from respawn.sandbox.demo import run_demo
 
-    return run_demo(as_json=args.json, transport=args.transport, fault=args.fault, node=args.node,
-                    hostile=args.hostile_neighbours)
+    return run_demo(
+        as_json=args.json, transport=args.transport, fault=args.fault, node=args.node, hostile=args.hostile_neighbours
+    )
 
 
 def _config_check(args: argparse.Namespace) -> int:
@@ -476,9 +547,9 @@ def _waiting(what: str, pending: Callable[[], list[str]]) -> Iterator[None]:
 def _table(rows: list[dict], columns: list[str]) -> None:
     cells = [[("" if r.get(c) is None else str(r.get(c)))[:60] for c in columns] for r in rows]
     widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
-    print("  ".join(c.upper().ljust(w) for c, w in zip(columns, widths)))
+    print("  ".join(c.upper().ljust(w) for c, w in zip(columns, widths, strict=True)))
     for row in cells:
-        print("  ".join(v.ljust(w) for v, w in zip(row, widths)))
+        print("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)))
     if not rows:
         print("(none)")
 

@@ -12,8 +12,7 @@ class OverrideError(RuntimeError):
     """Why an override could not be delivered; one line for the operator."""
 
 
-async def send_override(config: ClusterConfig, job_id: int, override: Override,
-                        incident: str | None = None) -> str:
+async def send_override(config: ClusterConfig, job_id: int, override: Override, incident: str | None = None) -> str:
     try:
         client = await connect_temporal(config)
         if incident is None:
@@ -21,8 +20,9 @@ async def send_override(config: ClusterConfig, job_id: int, override: Override,
     except OverrideError:
         raise
     except (RuntimeError, RPCError) as err:  # connect fails with a RuntimeError, a lost server with an RPCError
-        raise OverrideError(f"cannot reach Temporal at {config.temporal.address}: "
-                            f"{getattr(err, 'message', err)}") from None
+        raise OverrideError(
+            f"cannot reach Temporal at {config.temporal.address}: {getattr(err, 'message', err)}"
+        ) from None
     handle = client.get_workflow_handle(incident)
     try:
         return await handle.execute_update("apply_override", override)

@@ -37,15 +37,18 @@ class Check:
 async def report(config: ClusterConfig, timeout: float = DEFAULT_TIMEOUT_S) -> dict:
     """Every check, the detector's lag and the open incidents, as `respawn status --json` prints them."""
     detector = config.telemetry.detector
-    detector_url = None if detector is None else \
-        f"http://{'127.0.0.1' if detector.host == '0.0.0.0' else detector.host}:{detector.port}/metrics"
+    detector_url = (
+        None
+        if detector is None
+        else f"http://{'127.0.0.1' if detector.host == '0.0.0.0' else detector.host}:{detector.port}/metrics"
+    )
     prometheus_url = None if config.metrics is None else config.metrics.prometheus_url.rstrip("/")
     warnings = asyncio.create_task(_slurm_warnings(config, timeout))
     checks = await asyncio.gather(
-        _bounded("temporal", True, config.temporal.address, lambda: _temporal(config), timeout),
-        _bounded("slurm", True, _scheduler(config), lambda: _slurm(config), timeout),
-        _bounded("prometheus", False, prometheus_url, lambda: _prometheus(prometheus_url, timeout), timeout),
-        _bounded("detector", True, detector_url, lambda: _detector_lag(detector_url, timeout), timeout),
+        _bounded("temporal", True, config.temporal.address, lambda _: _temporal(config), timeout),
+        _bounded("slurm", True, _scheduler(config), lambda _: _slurm(config), timeout),
+        _bounded("prometheus", False, prometheus_url, lambda url: _prometheus(url, timeout), timeout),
+        _bounded("detector", True, detector_url, lambda url: _detector_lag(url, timeout), timeout),
     )
     return {
         "cluster": config.cluster,
@@ -58,13 +61,18 @@ async def report(config: ClusterConfig, timeout: float = DEFAULT_TIMEOUT_S) -> d
     }
 
 
-async def _bounded(name: str, required: bool, target: str | None,
-                   probe: Callable[[], Awaitable[tuple[str, float | None]]], timeout: float) -> Check:
+async def _bounded(
+    name: str,
+    required: bool,
+    target: str | None,
+    probe: Callable[[str], Awaitable[tuple[str, float | None]]],
+    timeout: float,
+) -> Check:
     """Probe `target` (None: not configured) within `timeout`; a failure is its answer."""
     if target is None:
         return Check(name, None, required, "", "not configured")
     try:
-        detail, seconds = await asyncio.wait_for(probe(), timeout)
+        detail, seconds = await asyncio.wait_for(probe(target), timeout)
         return Check(name, True, required, target, detail, seconds)
     except TimeoutError:
         return Check(name, False, required, target, f"no answer within {timeout:g} s")
@@ -155,23 +163,32 @@ def config_warnings(settings: dict[str, str], user: str) -> list[str]:
     warnings = []
     version = settings.get("SLURM_VERSION", "")
     if version and version not in TESTED_SLURM:
-        warnings.append(f"Slurm {version} is not a tested release ({', '.join(TESTED_SLURM)}): "
-                        "an unknown JSON format is refused, not guessed")
+        warnings.append(
+            f"Slurm {version} is not a tested release ({', '.join(TESTED_SLURM)}): "
+            "an unknown JSON format is refused, not guessed"
+        )
     if settings.get("JobRequeue", "1").strip() == "0":
-        warnings.append("JobRequeue=0: only jobs submitted with --requeue can be requeued; "
-                        "Respawn cannot restart the others")
+        warnings.append(
+            "JobRequeue=0: only jobs submitted with --requeue can be requeued; Respawn cannot restart the others"
+        )
     age = re.match(r"\d+", settings.get("MinJobAge", ""))
     if age is not None and int(age[0]) < MIN_JOB_AGE_S:
-        warnings.append(f"MinJobAge={age[0]} s: an ended job may be forgotten before the detector sees it "
-                        f"end (want at least {MIN_JOB_AGE_S} s)")
+        warnings.append(
+            f"MinJobAge={age[0]} s: an ended job may be forgotten before the detector sees it "
+            f"end (want at least {MIN_JOB_AGE_S} s)"
+        )
     expire = re.search(r"cred_expire=(\d+)", settings.get("AuthInfo", ""))
     seconds = int(expire[1]) if expire else DEFAULT_CRED_EXPIRE_S
     if seconds > 300:
-        warnings.append(f"cred_expire={seconds} s: a job requeued without Respawn releasing it (observe mode, "
-                        f"Slurm's own requeue) waits {seconds + 1} s before it may start")
+        warnings.append(
+            f"cred_expire={seconds} s: a job requeued without Respawn releasing it (observe mode, "
+            f"Slurm's own requeue) waits {seconds + 1} s before it may start"
+        )
     private = {p.strip().lower() for p in settings.get("PrivateData", "").split(",")}
     slurm_user = settings.get("SlurmUser", "").split("(")[0]
     if private & {"jobs", "all"} and user not in ("root", slurm_user):
-        warnings.append(f"PrivateData={settings['PrivateData']}: Respawn's user {user} sees only its own jobs "
-                        "and their comments; run it as root or SlurmUser, or make it an operator")
+        warnings.append(
+            f"PrivateData={settings['PrivateData']}: Respawn's user {user} sees only its own jobs "
+            "and their comments; run it as root or SlurmUser, or make it an operator"
+        )
     return warnings

@@ -43,31 +43,58 @@ _LATENCY_BUCKETS = (0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600)
 _RECOVERY_BUCKETS = (5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200)
 
 DETECTION_LATENCY = Histogram(
-    "respawn_detection_latency_seconds", "From a failure to the detector seeing it, one per incident",
-    ["kind"], buckets=_LATENCY_BUCKETS)
+    "respawn_detection_latency_seconds",
+    "From a failure to the detector seeing it, one per incident",
+    ["kind"],
+    buckets=_LATENCY_BUCKETS,
+)
 ACTION_LATENCY = Histogram(
-    "respawn_action_latency_seconds", "From detection to the job released back to the scheduler",
-    ["kind"], buckets=_LATENCY_BUCKETS)
+    "respawn_action_latency_seconds",
+    "From detection to the job released back to the scheduler",
+    ["kind"],
+    buckets=_LATENCY_BUCKETS,
+)
 RECOVERY_DURATION = Histogram(
-    "respawn_recovery_duration_seconds", "From a failure to the job's next attempt training again (a step)",
-    ["kind"], buckets=_RECOVERY_BUCKETS)
+    "respawn_recovery_duration_seconds",
+    "From a failure to the job's next attempt training again (a step)",
+    ["kind"],
+    buckets=_RECOVERY_BUCKETS,
+)
 INCIDENTS = Counter("respawn_incidents_total", "Incidents closed", ["failure_class", "outcome"])
 RESTARTS = Counter("respawn_restarts_total", "Jobs Respawn requeued to run again (recoveries begun)")
-RESTARTS_RESUMED = Counter("respawn_restarts_resumed_total",
-                           "Restarts whose next attempt trained again (recoveries that succeeded)")
+RESTARTS_RESUMED = Counter(
+    "respawn_restarts_resumed_total", "Restarts whose next attempt trained again (recoveries that succeeded)"
+)
 STOPS = Counter("respawn_stops_total", "Jobs Respawn stopped because retrying was futile")
 EXCLUSIONS = Counter("respawn_exclusions_total", "Nodes newly excluded from a job")
 DRAINS = Counter("respawn_drains_total", "Nodes drained")
-WATCHDOG_RELEASES = Counter("respawn_watchdog_releases_total",
-                            "Held jobs the watchdog released unchanged after the hold timed out")
+WATCHDOG_RELEASES = Counter(
+    "respawn_watchdog_releases_total", "Held jobs the watchdog released unchanged after the hold timed out"
+)
 JOBS_MONITORED = Gauge("respawn_jobs_monitored", "Pending and running jobs the detector watches", ["enrolled"])
-DETECTOR_LAG = Gauge("respawn_detector_lag_seconds",
-                     "How far behind the logs the detector reads: the time since its last complete poll began")
-SCHEDULER_ERRORS = Counter("respawn_scheduler_errors_total", "Scheduler (Slurm) calls that failed",
-                           ["command", "error"])
+DETECTOR_LAG = Gauge(
+    "respawn_detector_lag_seconds",
+    "How far behind the logs the detector reads: the time since its last complete poll began",
+)
+SCHEDULER_ERRORS = Counter(
+    "respawn_scheduler_errors_total", "Scheduler (Slurm) calls that failed", ["command", "error"]
+)
 
-ALL = (DETECTION_LATENCY, ACTION_LATENCY, RECOVERY_DURATION, INCIDENTS, RESTARTS, RESTARTS_RESUMED, STOPS,
-       EXCLUSIONS, DRAINS, WATCHDOG_RELEASES, JOBS_MONITORED, DETECTOR_LAG, SCHEDULER_ERRORS)
+ALL = (
+    DETECTION_LATENCY,
+    ACTION_LATENCY,
+    RECOVERY_DURATION,
+    INCIDENTS,
+    RESTARTS,
+    RESTARTS_RESUMED,
+    STOPS,
+    EXCLUSIONS,
+    DRAINS,
+    WATCHDOG_RELEASES,
+    JOBS_MONITORED,
+    DETECTOR_LAG,
+    SCHEDULER_ERRORS,
+)
 
 _CLASSES = {c.value for c in FailureClass}
 _OUTCOMES = {p.value for p in Phase}
@@ -150,7 +177,8 @@ def expose(listen: "Listen | None", services: "Services") -> None:
     try:
         start_http_server(listen.port, addr=listen.host)
     except OSError as exc:
-        log.error("cannot serve metrics on %s:%s: %s; carrying on without", listen.host, listen.port,
-                  exc.strerror or exc)
+        log.error(
+            "cannot serve metrics on %s:%s: %s; carrying on without", listen.host, listen.port, exc.strerror or exc
+        )
         return
     log.info("metrics on http://%s:%s/metrics", listen.host, listen.port)

@@ -125,8 +125,14 @@ class Phase(StrEnum):
     CLOSED = "closed"
 
 
-def incident_id(cluster: str, job_id: int, attempt: int, kind: DetectionKind | None = None, seq: int = 0,
-                submitted: datetime | None = None) -> str:
+def incident_id(
+    cluster: str,
+    job_id: int,
+    attempt: int,
+    kind: DetectionKind | None = None,
+    seq: int = 0,
+    submitted: datetime | None = None,
+) -> str:
     """One incident per interruption of an attempt, and a slowdown beside it: a slow
     job keeps running, so a crash later in the same attempt must still find an
     incident to open. An incident that found the attempt not interrupted leaves

@@ -100,6 +100,7 @@ async def test_paused_node_stops_answering_slurm_and_comes_back(idle: ContainerL
 
         async def not_responding():
             return "NOT_RESPONDING" in (await slurm.node("node1")).flags
+
         await until(not_responding, 30, "Slurm to see the frozen node1 stop responding")
     finally:
         containers.start_node(idle, "node1")

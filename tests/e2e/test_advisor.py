@@ -30,11 +30,13 @@ def cluster(sandbox):
 @pytest.fixture
 async def api(cluster):
     async with httpx.AsyncClient(base_url=SERVER, timeout=10) as client:
+
         async def healthy():
             try:
                 return (await client.get("/healthz")).status_code == 200
             except httpx.TransportError:
                 return False
+
         await until(healthy, 60, "the Respawn server to answer")
         yield client
 
@@ -47,9 +49,24 @@ def controller(cluster: Cluster) -> subprocess.Popen:
     token.write_text(WRITE_TOKEN + "\n")
     with open(cluster.lab.log_dir / "respawn-advisor-controller.log", "ab") as log:
         return subprocess.Popen(
-            [sys.executable, "-m", "respawn.surfaces.cli", "controller", "--config", str(config_path), "--server", SERVER,
-             "--token-file", str(token), "--interval", "0.5"],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            [
+                sys.executable,
+                "-m",
+                "respawn.surfaces.cli",
+                "controller",
+                "--config",
+                str(config_path),
+                "--server",
+                SERVER,
+                "--token-file",
+                str(token),
+                "--interval",
+                "0.5",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
 
 
 def read(token: str = READ_TOKEN) -> dict:
@@ -59,20 +76,23 @@ def read(token: str = READ_TOKEN) -> dict:
 async def test_requests_without_a_token_or_the_scope_are_refused(api):
     assert (await api.get("/api/v1/advice")).status_code == 401
     assert (await api.get("/api/v1/audit")).status_code == 401
-    refused = await api.post("/api/v1/detections", headers=read(),
-                             json={"job_id": 1, "kind": "node_down", "node": "node2"})
+    refused = await api.post(
+        "/api/v1/detections", headers=read(), json={"job_id": 1, "kind": "node_down", "node": "node2"}
+    )
     assert refused.status_code == 403
 
 
 async def test_xid_on_node2_yields_advice_that_the_reference_controller_applies(cluster, api):
-    job_id = submit(cluster.lab, nodes=3, steps=30, checkpoint_every=10, step_seconds=0.3, comment=ACTION,
-                    name="advisor")
+    job_id = submit(
+        cluster.lab, nodes=3, steps=30, checkpoint_every=10, step_seconds=0.3, comment=ACTION, name="advisor"
+    )
     await cluster.wait_checkpoint(job_id)
     inject(cluster.lab, job_id, "node2", FaultKind.XID)
 
     async def published():
         answer = await api.get(f"/api/v1/jobs/{job_id}/advice", headers=read())
         return answer.json() if answer.status_code == 200 else None
+
     advice = await until(published, 90, "advice for the job")
     assert (advice["generation"], advice["desired"], advice["exclude"]) == (1, "restart", ["node2"])
     assert advice["status"] == "published" and advice["attempt"] == 0
@@ -83,9 +103,11 @@ async def test_xid_on_node2_yields_advice_that_the_reference_controller_applies(
 
     # An external detector's report joins the open incident; one about a node not the job's is refused.
     seen = datetime.now(UTC) - timedelta(seconds=2)
-    joined = await api.post("/api/v1/detections", headers=read(WRITE_TOKEN),
-                            json={"job_id": job_id, "kind": "node_down", "node": "node2", "attempt": 0,
-                                  "occurred_at": seen.isoformat()})
+    joined = await api.post(
+        "/api/v1/detections",
+        headers=read(WRITE_TOKEN),
+        json={"job_id": job_id, "kind": "node_down", "node": "node2", "attempt": 0, "occurred_at": seen.isoformat()},
+    )
     assert joined.status_code == 202, joined.text
     assert joined.json()["incident_id"] == await cluster.incident_of(job_id)
     # Timed from when the external detector saw it: at least the 2 s it waited.
@@ -93,8 +115,9 @@ async def test_xid_on_node2_yields_advice_that_the_reference_controller_applies(
     assert 'respawn_detection_latency_seconds_count{kind="external"} 1.0' in scraped
     assert 'respawn_detection_latency_seconds_bucket{kind="external",le="1.0"} 0.0' in scraped
     stranger = next(n for n in cluster.lab.nodes if n not in job.nodes)
-    refused = await api.post("/api/v1/detections", headers=read(WRITE_TOKEN),
-                             json={"job_id": job_id, "kind": "node_down", "node": stranger})
+    refused = await api.post(
+        "/api/v1/detections", headers=read(WRITE_TOKEN), json={"job_id": job_id, "kind": "node_down", "node": stranger}
+    )
     assert refused.status_code == 422 and stranger in refused.json()["detail"][0]["msg"]
 
     proc = controller(cluster)
@@ -110,13 +133,21 @@ async def test_xid_on_node2_yields_advice_that_the_reference_controller_applies(
     assert (advice["generation"], advice["status"], advice["controller"]) == (1, "converged", "sandbox-writer")
     await until(lambda: EventType.JOB_COMPLETED in cluster.types(job_id), 30, "the completion in the audit trail")
     types = [t for t in cluster.types(job_id) if t is not EventType.ENROLLED]
-    assert types[:5] == [EventType.DETECTED, EventType.ATTRIBUTED, EventType.DECIDED, EventType.ADVISED,
-                         EventType.RECONCILED]
+    assert types[:5] == [
+        EventType.DETECTED,
+        EventType.ATTRIBUTED,
+        EventType.DECIDED,
+        EventType.ADVISED,
+        EventType.RECONCILED,
+    ]
     assert EventType.RESUMED in types and EventType.INCIDENT_CLOSED in types
     assert not {EventType.HELD, EventType.EXCLUDED, EventType.RELEASED} & set(types)  # the controller's doing
     reconciled = next(r for r in cluster.events(job_id) if r.event_type is EventType.RECONCILED)
     assert reconciled.acted is True and reconciled.details["generation"] == 1
 
-    page = (await api.get("/api/v1/audit", headers=read(),
-                          params={"job_id": job_id, "event_type": ["advised", "reconciled"]})).json()
+    page = (
+        await api.get(
+            "/api/v1/audit", headers=read(), params={"job_id": job_id, "event_type": ["advised", "reconciled"]}
+        )
+    ).json()
     assert [e["event_type"] for e in page["events"]] == ["advised", "reconciled"]

@@ -94,15 +94,17 @@ class CrashStack:
         self.lab = lab
         self.gate = Gate(folder / "gate")
         base = lab_config(lab).model_dump(mode="json")
-        self.config = ClusterConfig.model_validate({
-            **base,
-            "cluster": CLUSTER,
-            "environments": {"crash": {"max_mode": "action"}},
-            "audit_db": str(folder / "audit.db"),
-            "scheduler": {**base["scheduler"], "slurm_bin_dir": str(_write_shims(folder / "bin", self.gate))},
-            "detector": {**base["detector"], "settle_s": settle_s, "follow_timeout_s": 120.0},
-            "watchdog": {"hold_timeout_s": hold_timeout_s},
-        })
+        self.config = ClusterConfig.model_validate(
+            {
+                **base,
+                "cluster": CLUSTER,
+                "environments": {"crash": {"max_mode": "action"}},
+                "audit_db": str(folder / "audit.db"),
+                "scheduler": {**base["scheduler"], "slurm_bin_dir": str(_write_shims(folder / "bin", self.gate))},
+                "detector": {**base["detector"], "settle_s": settle_s, "follow_timeout_s": 120.0},
+                "watchdog": {"hold_timeout_s": hold_timeout_s},
+            }
+        )
         path = write_config(self.config, folder / f"{CLUSTER}.yaml")
         self.cluster = Cluster(lab, self.config)
         self.worker = RespawnProcess(lab, path, "worker")
@@ -114,8 +116,9 @@ class CrashStack:
         self.detector.start()
 
     def submit(self) -> int:
-        job_id = submit(self.lab, nodes=3, steps=200, checkpoint_every=10, step_seconds=0.3, comment=COMMENT,
-                        name="crash")
+        job_id = submit(
+            self.lab, nodes=3, steps=200, checkpoint_every=10, step_seconds=0.3, comment=COMMENT, name="crash"
+        )
         self.jobs.append(job_id)
         return job_id
 
@@ -275,7 +278,7 @@ async def test_watchdog_releases_a_hold_whose_worker_died(make_stack, temporal):
     assert job.restart_count == 1 and job.excluded_nodes == [] and "held" not in job.state_reason.lower()
     rows = stack.rows(iid)
     assert_no_duplicates(rows)
-    after = rows[[r.event_type for r in rows].index(EventType.WATCHDOG_RELEASED) + 1:]
+    after = rows[[r.event_type for r in rows].index(EventType.WATCHDOG_RELEASED) + 1 :]
     assert not [r for r in after if r.details.get("changed")], "acted after the watchdog released the job"
     assert status is WorkflowExecutionStatus.COMPLETED
     closing = next(r for r in rows if r.event_type is EventType.INCIDENT_CLOSED)
@@ -310,6 +313,8 @@ async def test_slurmctld_down_for_30_s_mid_incident_is_retried_until_it_returns(
     await stack.wait_row(iid, EventType.ATTRIBUTED, 30)
     attributed = time.monotonic() - back
     await stack.wait_row(iid, EventType.RELEASED, 90)
-    print(f"\nslurmctld down {back - down:.0f} s; after it returned: attributed in {attributed:.1f} s,"
-          f" released in {time.monotonic() - back:.1f} s")
+    print(
+        f"\nslurmctld down {back - down:.0f} s; after it returned: attributed in {attributed:.1f} s,"
+        f" released in {time.monotonic() - back:.1f} s"
+    )
     await assert_recovered_once(stack, iid, job_id)

@@ -37,13 +37,16 @@ def cluster(sandbox: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     trail): its incidents count in no other module's node record, nor theirs in its."""
     here = tmp_path_factory.mktemp("progress")
     config = lab_config(sandbox)
-    config = config.model_copy(update={
-        "cluster": "progress", "audit_db": here / "audit.db",
-        "environments": {"progress": Environment(max_mode=Mode.ACTION)},
-        # These cases implicate several of the 4 nodes within minutes, which the circuit
-        # breaker for systemic failures would take for one; it is not under test here.
-        "budgets": config.budgets.model_copy(update={"systemic_node_share": 1.0}),
-    })
+    config = config.model_copy(
+        update={
+            "cluster": "progress",
+            "audit_db": here / "audit.db",
+            "environments": {"progress": Environment(max_mode=Mode.ACTION)},
+            # These cases implicate several of the 4 nodes within minutes, which the circuit
+            # breaker for systemic failures would take for one; it is not under test here.
+            "budgets": config.budgets.model_copy(update={"systemic_node_share": 1.0}),
+        }
+    )
     path = write_config(config, here / "progress.yaml")
     with RespawnProcesses(sandbox, path):
         yield Cluster(sandbox, load_config(path))
@@ -56,9 +59,17 @@ def healthy_job(cluster: Cluster, request: pytest.FixtureRequest) -> Iterator[in
     if not any(item.name == HEALTHY_CASE for item in request.session.items):
         yield None
         return
-    job_id = submit(cluster.lab, nodes=3, steps=1000, checkpoint_every=45, step_seconds=1.0, comment=ACTION,
-                    name="healthy", extra_sbatch_args=["--exclude=node2"],
-                    trainer_args=["--step-jitter=0.3", "--checkpoint-seconds=20"])
+    job_id = submit(
+        cluster.lab,
+        nodes=3,
+        steps=1000,
+        checkpoint_every=45,
+        step_seconds=1.0,
+        comment=ACTION,
+        name="healthy",
+        extra_sbatch_args=["--exclude=node2"],
+        trainer_args=["--step-jitter=0.3", "--checkpoint-seconds=20"],
+    )
     try:
         yield job_id
     finally:
@@ -70,8 +81,14 @@ def _cancel(lab: Lab, job_id: int, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         subprocess.run(["scancel", str(job_id)], env=lab.env(), capture_output=True, timeout=30, check=False)
-        shown = subprocess.run(["squeue", "-h", "-j", str(job_id), "-o", "%T"], env=lab.env(), capture_output=True,
-                               text=True, timeout=30, check=False)
+        shown = subprocess.run(
+            ["squeue", "-h", "-j", str(job_id), "-o", "%T"],
+            env=lab.env(),
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
         # squeue lists an ended job for a while, or nothing; it fails while the controller is away.
         gone = shown.returncode == 0 and shown.stdout.strip() in ("", "CANCELLED", "COMPLETED", "FAILED")
         if gone or "Invalid job id" in shown.stderr:
@@ -89,8 +106,16 @@ def _since(at: float, row: AuditRow) -> float:
 
 def _training(cluster: Cluster, name: str, comment: str = ACTION, *sbatch_args: str) -> int:
     """A 3-node job stepping once a second."""
-    return submit(cluster.lab, nodes=3, steps=400, checkpoint_every=10, step_seconds=1.0, comment=comment,
-                  name=name, extra_sbatch_args=sbatch_args)
+    return submit(
+        cluster.lab,
+        nodes=3,
+        steps=400,
+        checkpoint_every=10,
+        step_seconds=1.0,
+        comment=comment,
+        name=name,
+        extra_sbatch_args=sbatch_args,
+    )
 
 
 async def test_a_stopped_rank_is_a_hang_on_its_node_and_the_job_restarts_without_it(cluster: Cluster):
@@ -132,15 +157,18 @@ async def test_a_rank_three_times_slower_is_a_straggler_with_its_throttled_gpu_i
         await until(lambda: EventType.INCIDENT_CLOSED in cluster.types(job_id), 120, "the straggler incident")
         slowed = fired_at(cluster.lab, job_id, node)
         rows = cluster.events(job_id)
-        detected, attributed, decided = (_first(rows, e) for e in (
-            EventType.DETECTED, EventType.ATTRIBUTED, EventType.DECIDED))
+        detected, attributed, decided = (
+            _first(rows, e) for e in (EventType.DETECTED, EventType.ATTRIBUTED, EventType.DECIDED)
+        )
         assert detected.details["kind"] == "slowdown" and detected.details["node"] == node
         assert f"on {node} is 3.0x slower than its peers" in detected.details["line"]
         assert slowed is not None and _since(slowed, detected) < 45
         # The throttled GPU on that node is in the evidence, and decides: it is why the rank is slow.
         assert attributed.pattern == "dcgm-clocks-throttled" and attributed.nodes == [node]
-        assert f"Hostname={node} gpu=0 DCGM_FI_DEV_CLOCK_THROTTLE_REASONS=72 (hw_slowdown,hw_thermal_slowdown)" in (
-            attributed.details["line"])
+        assert (
+            f"Hostname={node} gpu=0 DCGM_FI_DEV_CLOCK_THROTTLE_REASONS=72 (hw_slowdown,hw_thermal_slowdown)"
+            in (attributed.details["line"])
+        )
         # Stragglers are recommended by default: nothing is done to the job.
         assert decided.failure_class == "slowdown" and decided.nodes == [node] and decided.acted is False
         assert decided.action == "restart_excluding" and decided.incident_id.endswith("-slowdown")
@@ -177,18 +205,22 @@ async def test_an_xid_in_node2s_gpu_metrics_is_a_hardware_incident_for_node2(clu
 
 @pytest.mark.slow
 async def test_healthy_noisy_job_with_checkpoint_pauses_runs_five_minutes_without_an_incident(
-        cluster: Cluster, healthy_job: int | None):
+    cluster: Cluster, healthy_job: int | None
+):
     assert healthy_job is not None
     job = await cluster.wait_state(healthy_job, {"RUNNING"}, timeout=120)
     assert job.start_time is not None
-    await until(lambda: time.time() - job.start_time.timestamp() >= HEALTHY_FOR_S, HEALTHY_FOR_S + 60,
-                "five minutes of training", interval=1)
+    await until(
+        lambda: time.time() - job.start_time.timestamp() >= HEALTHY_FOR_S,
+        HEALTHY_FOR_S + 60,
+        "five minutes of training",
+        interval=1,
+    )
 
     job = await cluster.job(healthy_job)
     assert job.state == "RUNNING" and job.restart_count == 0
     assert cluster.types(healthy_job) == [EventType.ENROLLED]
     output = cluster.output(healthy_job)
     assert output.count("saving checkpoint step") >= 3  # each a 20 s pause
-    steps = [float(w[:-1]) for line in output.splitlines() if " step_time " in line
-             for w in [line.rsplit(" ", 1)[-1]]]
+    steps = [float(w[:-1]) for line in output.splitlines() if " step_time " in line for w in [line.rsplit(" ", 1)[-1]]]
     assert min(steps) < 0.95 and max(steps) > 1.15  # noisy, as wanted

@@ -29,8 +29,16 @@ async def fail_on(cluster: Cluster, node: str, kind: FaultKind) -> int:
     excluded: Slurm fills nodes in order), given fault `kind` once it trains."""
     lower = [n for n in NODES if n < node]
     extra = [f"--exclude={','.join(lower)}"] if lower else []
-    job_id = submit(cluster.lab, nodes=1, steps=400, checkpoint_every=1000, step_seconds=0.3, comment=ACTION,
-                    name=f"{kind.value}-{node}", extra_sbatch_args=extra)
+    job_id = submit(
+        cluster.lab,
+        nodes=1,
+        steps=400,
+        checkpoint_every=1000,
+        step_seconds=0.3,
+        comment=ACTION,
+        name=f"{kind.value}-{node}",
+        extra_sbatch_args=extra,
+    )
     job = await cluster.wait_state(job_id, {"RUNNING"}, timeout=60)
     assert job.nodes == [node], f"job {job_id} placed on {job.nodes}, wanted {node}"
     await until(lambda: "step 2/" in cluster.output(job_id), 120, f"job {job_id} to train on {node}")
@@ -41,6 +49,7 @@ async def fail_on(cluster: Cluster, node: str, kind: FaultKind) -> int:
 async def decided(cluster: Cluster, job_id: int) -> AuditRow:
     def row() -> AuditRow | None:
         return next((r for r in cluster.events(job_id) if r.event_type is EventType.DECIDED), None)
+
     return await until(row, 60, f"job {job_id}'s incident to be decided")
 
 
@@ -51,6 +60,7 @@ async def cancelled(cluster: Cluster, job_id: int) -> None:
     async def gone() -> bool:
         await cluster.slurm.cancel(job_id)
         return (await cluster.job(job_id)).state == "CANCELLED"
+
     await until(gone, 60, f"job {job_id} cancelled")
 
 
@@ -76,8 +86,9 @@ async def test_drain_needs_node_level_evidence(cluster):
     # The second round reaches the drain threshold for both nodes; only node2's is backed.
     assert (real_row.details["drain"], real_row.details["drain_backed"]) == (["node2"], ["node2"])
     assert (forged_row.details["drain"], forged_row.details["drain_backed"]) == (["node3"], [])
-    row = await until(lambda: next((r for r in cluster.events(real) if r.event_type is EventType.DRAINED), None),
-                      60, "node2's drain")
+    row = await until(
+        lambda: next((r for r in cluster.events(real) if r.event_type is EventType.DRAINED), None), 60, "node2's drain"
+    )
     assert row.nodes == ["node2"]
     assert await until(lambda: drained(cluster, "node2"), 30, "Slurm to show node2 drained")
     assert (await cluster.slurm.node("node2")).reason.startswith(f"respawn {real_row.incident_id}")

@@ -23,13 +23,13 @@ def cluster(sandbox):
 
 def override(cluster: Cluster, *args: str) -> subprocess.CompletedProcess:
     config = cluster.lab.root / "override.yaml"
-    return subprocess.run([RESPAWN, "override", *args, "--config", str(config)], capture_output=True, text=True,
-                          timeout=60, check=False)
+    return subprocess.run(
+        [RESPAWN, "override", *args, "--config", str(config)], capture_output=True, text=True, timeout=60, check=False
+    )
 
 
 async def gated_incident(cluster: Cluster) -> int:
-    job_id = submit(cluster.lab, nodes=3, steps=30, checkpoint_every=10, step_seconds=0.3, comment=GATED,
-                    name="gated")
+    job_id = submit(cluster.lab, nodes=3, steps=30, checkpoint_every=10, step_seconds=0.3, comment=GATED, name="gated")
     await cluster.wait_checkpoint(job_id)
     inject(cluster.lab, job_id, "node2", FaultKind.XID)
     await until(lambda: EventType.DECIDED in cluster.types(job_id), 60, "the decision awaiting approval")

@@ -23,8 +23,7 @@ def cluster(sandbox):
 
 
 def _submit(cluster: Cluster, comment: str, steps: int = 30) -> int:
-    return submit(cluster.lab, nodes=3, steps=steps, checkpoint_every=10, step_seconds=0.3, comment=comment,
-                  name="e2e")
+    return submit(cluster.lab, nodes=3, steps=steps, checkpoint_every=10, step_seconds=0.3, comment=comment, name="e2e")
 
 
 async def test_xid_on_node2_requeues_without_node2_and_completes_from_checkpoint(cluster):
@@ -39,9 +38,18 @@ async def test_xid_on_node2_requeues_without_node2_and_completes_from_checkpoint
     await until(lambda: EventType.JOB_COMPLETED in cluster.types(job_id), 30, "the completion in the audit trail")
     rows = cluster.events(job_id)
     order = [r.event_type for r in rows if r.event_type is not EventType.ENROLLED]
-    assert order == [EventType.DETECTED, EventType.ATTRIBUTED, EventType.DECIDED, EventType.HELD,
-                     EventType.EXCLUDED, EventType.RELEASED, EventType.ATTEMPT_STARTED, EventType.RESUMED,
-                     EventType.INCIDENT_CLOSED, EventType.JOB_COMPLETED]
+    assert order == [
+        EventType.DETECTED,
+        EventType.ATTRIBUTED,
+        EventType.DECIDED,
+        EventType.HELD,
+        EventType.EXCLUDED,
+        EventType.RELEASED,
+        EventType.ATTEMPT_STARTED,
+        EventType.RESUMED,
+        EventType.INCIDENT_CLOSED,
+        EventType.JOB_COMPLETED,
+    ]
     decided = next(r for r in rows if r.event_type is EventType.DECIDED)
     assert decided.failure_class == "gpu_hardware" and decided.nodes == ["node2"]
     assert decided.pattern and decided.acted is True
@@ -61,8 +69,11 @@ async def test_xid_on_node2_requeues_without_node2_and_completes_from_checkpoint
 def _scrape(listen: Listen) -> dict[tuple[str, tuple], float]:
     with urllib.request.urlopen(f"http://{listen.host}:{listen.port}/metrics", timeout=5) as reply:
         text = reply.read().decode()
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for family in text_string_to_metric_families(text) for s in family.samples}
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
 
 
 async def test_keyerror_in_rank0_stops_without_requeue_or_exclusion(cluster):

@@ -18,8 +18,15 @@ def cluster(sandbox):
 
 @pytest.mark.slow
 async def test_xid_recovery_through_ssh(cluster):
-    job_id = submit(cluster.lab, nodes=3, steps=30, checkpoint_every=10, step_seconds=0.3,
-                    comment='{"respawn":{"environment":"demo","mode":"action"}}', name="e2e-ssh")
+    job_id = submit(
+        cluster.lab,
+        nodes=3,
+        steps=30,
+        checkpoint_every=10,
+        step_seconds=0.3,
+        comment='{"respawn":{"environment":"demo","mode":"action"}}',
+        name="e2e-ssh",
+    )
     await cluster.wait_checkpoint(job_id)
     inject(cluster.lab, job_id, "node2", FaultKind.XID)
     job = await cluster.wait_state(job_id, {"COMPLETED"}, min_restarts=1)

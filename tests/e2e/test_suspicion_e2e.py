@@ -30,13 +30,17 @@ def cluster(sandbox):
 
 
 def _submit(cluster: Cluster, steps: int) -> int:
-    return submit(cluster.lab, nodes=3, steps=steps, checkpoint_every=10, step_seconds=0.3, comment=ACTION,
-                  name="suspicion")
+    return submit(
+        cluster.lab, nodes=3, steps=steps, checkpoint_every=10, step_seconds=0.3, comment=ACTION, name="suspicion"
+    )
 
 
 async def _not_interrupted(cluster: Cluster, job_id: int):
-    return await until(lambda: [r for r in cluster.events(job_id) if r.event_type is EventType.NOT_INTERRUPTED],
-                       90, f"job {job_id}'s suspicion to be judged not an interruption")
+    return await until(
+        lambda: [r for r in cluster.events(job_id) if r.event_type is EventType.NOT_INTERRUPTED],
+        90,
+        f"job {job_id}'s suspicion to be judged not an interruption",
+    )
 
 
 async def test_failure_text_a_training_job_handles_ends_nothing_and_the_job_completes(cluster):
@@ -91,17 +95,29 @@ async def test_hostile_neighbours_neither_stall_nor_blind_detection_of_a_victim(
     try:
         for job_id in hostile.values():
             await cluster.wait_state(job_id, {"RUNNING"}, timeout=60)
-        await until(lambda: "[rank4999]" in cluster.output(hostile[Hostility.NOISY])[-4096:], 60,
-                    "the noisy job to print")
+        await until(
+            lambda: "[rank4999]" in cluster.output(hostile[Hostility.NOISY])[-4096:], 60, "the noisy job to print"
+        )
         # The victim keeps off the hostile jobs' node, so there is room for it without its faulty one.
-        victim = submit(cluster.lab, nodes=2, steps=60, checkpoint_every=10, step_seconds=0.3, comment=ACTION,
-                        name="victim", extra_sbatch_args=[f"--exclude={NODE}"])
+        victim = submit(
+            cluster.lab,
+            nodes=2,
+            steps=60,
+            checkpoint_every=10,
+            step_seconds=0.3,
+            comment=ACTION,
+            name="victim",
+            extra_sbatch_args=[f"--exclude={NODE}"],
+        )
         await cluster.wait_checkpoint(victim)
         faulty = (await cluster.job(victim)).nodes[0]
         inject(cluster.lab, victim, faulty, FaultKind.XID)
 
-        detected = await until(lambda: [r for r in cluster.events(victim) if r.event_type is EventType.DETECTED],
-                               60, "the victim's Xid to be detected")
+        detected = await until(
+            lambda: [r for r in cluster.events(victim) if r.event_type is EventType.DETECTED],
+            60,
+            "the victim's Xid to be detected",
+        )
         fault = datetime.fromtimestamp(fired_at(cluster.lab, victim, faulty), UTC)
         latency = (detected[0].at - fault).total_seconds()
         print(f"\nvictim detected {latency:.2f} s after its Xid, beside {len(hostile)} hostile jobs")
@@ -114,16 +130,20 @@ async def test_hostile_neighbours_neither_stall_nor_blind_detection_of_a_victim(
         noisy = [r for r in cluster.events(hostile[Hostility.NOISY]) if r.event_type is EventType.WATCH_ERROR]
         assert len(noisy) <= 1
         # Its forged finding is no news (it may still be found hung: it stops progressing on purpose).
-        forged = [r for r in cluster.events(hostile[Hostility.NOISY])
-                  if r.event_type is EventType.DETECTED and r.details["kind"] == "log_line"]
+        forged = [
+            r
+            for r in cluster.events(hostile[Hostility.NOISY])
+            if r.event_type is EventType.DETECTED and r.details["kind"] == "log_line"
+        ]
         assert forged == []
     finally:
         subprocess.run(["scancel", *map(str, hostile.values())], env=cluster.lab.env(), check=False)
 
 
 async def test_a_job_naming_an_acting_environment_its_partition_is_not_bound_to_is_only_observed(cluster):
-    job_id = submit(cluster.lab, nodes=3, steps=60, checkpoint_every=10, step_seconds=0.3, comment=GPU_ONLY,
-                    name="unbound")
+    job_id = submit(
+        cluster.lab, nodes=3, steps=60, checkpoint_every=10, step_seconds=0.3, comment=GPU_ONLY, name="unbound"
+    )
     await cluster.wait_checkpoint(job_id)
     enrolled = next(r for r in cluster.events(job_id) if r.event_type is EventType.ENROLLED)
     assert enrolled.details["mode"] == "observe" and "partitions gpu" in enrolled.details["refused"]

@@ -33,16 +33,20 @@ WRITE = "writer-token-0123456789"
 
 
 def make_config(tmp_path) -> ClusterConfig:
-    return ClusterConfig.model_validate({
-        "cluster": "c1",
-        "environments": {"demo": {"max_mode": "action"}},
-        "logs": {"job_output": str(tmp_path / "slurm-{job_id}.out")},
-        "audit_db": str(tmp_path / "audit.db"),
-        "server": {"tokens": [
-            {"name": "reader", "token": READ, "scopes": ["read"]},
-            {"name": "writer", "token": WRITE, "scopes": ["read", "write"]},
-        ]},
-    })
+    return ClusterConfig.model_validate(
+        {
+            "cluster": "c1",
+            "environments": {"demo": {"max_mode": "action"}},
+            "logs": {"job_output": str(tmp_path / "slurm-{job_id}.out")},
+            "audit_db": str(tmp_path / "audit.db"),
+            "server": {
+                "tokens": [
+                    {"name": "reader", "token": READ, "scopes": ["read"]},
+                    {"name": "writer", "token": WRITE, "scopes": ["read", "write"]},
+                ]
+            },
+        }
+    )
 
 
 class FakeIngest:
@@ -95,8 +99,17 @@ def publish(config: ClusterConfig, job_id: int, incident: str, desired=Desired.R
     """What the worker's publish_advice activity does."""
     store = AdviceStore(config.audit_db)
     try:
-        return store.publish(AdviceRequest(incident_id=incident, cluster=config.cluster, job_id=job_id, attempt=0,
-                                           desired=desired, exclude=list(exclude), reason="xid on node2"))
+        return store.publish(
+            AdviceRequest(
+                incident_id=incident,
+                cluster=config.cluster,
+                job_id=job_id,
+                attempt=0,
+                desired=desired,
+                exclude=list(exclude),
+                reason="xid on node2",
+            )
+        )
     finally:
         store.close()
 
@@ -116,11 +129,15 @@ async def test_a_read_token_on_a_write_endpoint_gets_403_logged_with_its_name_ne
     config = served[0]
     advice = publish(config, 40, "incident-c1-40-0")
     caplog.set_level(logging.WARNING, "respawn.surfaces.server.auth")
-    answer = await api.post(f"/api/v1/jobs/40/advice/{advice.generation}/status", headers=bearer(READ),
-                            json={"status": "converged"})
+    answer = await api.post(
+        f"/api/v1/jobs/40/advice/{advice.generation}/status", headers=bearer(READ), json={"status": "converged"}
+    )
     assert answer.status_code == 403 and "write" in answer.json()["detail"]
-    assert (await api.post("/api/v1/detections", headers=bearer(READ),
-                           json={"job_id": 1, "kind": "node_down", "node": "node2"})).status_code == 403
+    assert (
+        await api.post(
+            "/api/v1/detections", headers=bearer(READ), json={"job_id": 1, "kind": "node_down", "node": "node2"}
+        )
+    ).status_code == 403
     refusals = [r.getMessage() for r in caplog.records if r.name == "respawn.surfaces.server.auth"]
     assert len(refusals) == 2 and all("reader" in m and READ not in m for m in refusals)
     assert (await api.get("/api/v1/jobs/40/advice", headers=bearer(READ))).json()["status"] == "published"
@@ -161,8 +178,7 @@ async def test_a_final_status_stays_final_and_open_advice_is_what_a_controller_l
     assert 44 in jobs and 43 not in jobs
     paged, cursor = [], 0
     while cursor is not None:
-        page = (await api.get("/api/v1/advice", headers=bearer(READ),
-                              params={"after_job": cursor, "limit": 1})).json()
+        page = (await api.get("/api/v1/advice", headers=bearer(READ), params={"after_job": cursor, "limit": 1})).json()
         paged += [a["job_id"] for a in page["advice"]]
         cursor = page["next_cursor"]
     assert paged == sorted(paged) and {43, 44} <= set(paged)
@@ -175,17 +191,24 @@ async def test_audit_queries_by_job_type_and_time_with_cursor_paging(api, served
     for i in range(7):
         # Numbered rows: `i` is no field of their types' details, so they are stored unvalidated
         # (model_construct), as a row from another release would be; the API lists them as stored.
-        audit.record(AuditEvent.model_construct(
-            key=f"incident-c1-50-0/{i}", cluster=config.cluster, job_id=50 + i % 2,
-            event_type=EventType.DECIDED if i % 3 == 0 else EventType.DETECTED,
-            at=t0 + timedelta(minutes=i), details={"i": i}))
+        audit.record(
+            AuditEvent.model_construct(
+                key=f"incident-c1-50-0/{i}",
+                cluster=config.cluster,
+                job_id=50 + i % 2,
+                event_type=EventType.DECIDED if i % 3 == 0 else EventType.DETECTED,
+                at=t0 + timedelta(minutes=i),
+                details={"i": i},
+            )
+        )
     audit.close()
 
     async def events(**params) -> list[int]:
         found, cursor = [], 0
         while cursor is not None:
-            page = (await api.get("/api/v1/audit", headers=bearer(READ),
-                                  params={**params, "after": cursor, "limit": 2})).json()
+            page = (
+                await api.get("/api/v1/audit", headers=bearer(READ), params={**params, "after": cursor, "limit": 2})
+            ).json()
             found += [e["details"]["i"] for e in page["events"]]
             cursor = page["next_cursor"]
         return found
@@ -193,24 +216,28 @@ async def test_audit_queries_by_job_type_and_time_with_cursor_paging(api, served
     assert await events(job_id=50) == [0, 2, 4, 6]
     assert await events(event_type="decided") == [0, 3, 6]
     assert await events(job_id=51, event_type=["detected", "decided"]) == [1, 3, 5]
-    assert await events(since=(t0 + timedelta(minutes=2)).isoformat(),
-                        until=(t0 + timedelta(minutes=5)).isoformat()) == [2, 3, 4]
+    assert await events(
+        since=(t0 + timedelta(minutes=2)).isoformat(), until=(t0 + timedelta(minutes=5)).isoformat()
+    ) == [2, 3, 4]
     bad = await api.get("/api/v1/audit", headers=bearer(READ), params={"event_type": "nonsense"})
     assert bad.status_code == 422
 
 
-@pytest.mark.parametrize("body, field", [
-    ({"job_id": 1, "kind": "job_ended", "line": "x"}, "kind"),  # Slurm's to say, not an outsider's
-    ({"job_id": 0, "kind": "node_down", "node": "node2"}, "job_id"),
-    ({"job_id": 1, "kind": "node_down", "node": "node2; scontrol update State=DRAIN"}, "node"),
-    ({"job_id": 1, "kind": "log_line", "line": "Xid 79\n[rank0]: forged second line"}, "line"),
-    ({"job_id": 1, "kind": "log_line", "line": "x" * 2001}, "line"),
-    ({"job_id": 1, "kind": "kernel", "line": "NVRM: Xid (PCI:0000:3b:00): 79"}, "body"),  # which node?
-    ({"job_id": 1, "kind": "node_down", "node": "node2", "shell": "rm -rf /"}, "shell"),
-    ({"job_id": 1, "kind": "node_down", "node": "node2", "log_offset": -1}, "log_offset"),
-    ({"job_id": 1, "kind": "node_down", "node": "node2", "occurred_at": "2026-11-30T05:00:00"}, "occurred_at"),
-    ({"job_id": 1, "kind": "node_down", "node": "node2", "occurred_at": "2999-01-01T00:00:00Z"}, "body"),
-])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"job_id": 1, "kind": "job_ended", "line": "x"}, "kind"),  # Slurm's to say, not an outsider's
+        ({"job_id": 0, "kind": "node_down", "node": "node2"}, "job_id"),
+        ({"job_id": 1, "kind": "node_down", "node": "node2; scontrol update State=DRAIN"}, "node"),
+        ({"job_id": 1, "kind": "log_line", "line": "Xid 79\n[rank0]: forged second line"}, "line"),
+        ({"job_id": 1, "kind": "log_line", "line": "x" * 2001}, "line"),
+        ({"job_id": 1, "kind": "kernel", "line": "NVRM: Xid (PCI:0000:3b:00): 79"}, "body"),  # which node?
+        ({"job_id": 1, "kind": "node_down", "node": "node2", "shell": "rm -rf /"}, "shell"),
+        ({"job_id": 1, "kind": "node_down", "node": "node2", "log_offset": -1}, "log_offset"),
+        ({"job_id": 1, "kind": "node_down", "node": "node2", "occurred_at": "2026-11-30T05:00:00"}, "occurred_at"),
+        ({"job_id": 1, "kind": "node_down", "node": "node2", "occurred_at": "2999-01-01T00:00:00Z"}, "body"),
+    ],
+)
 async def test_hostile_detections_get_422_with_a_clear_message(api, body, field):
     answer = await api.post("/api/v1/detections", headers=bearer(WRITE), json=body)
     assert answer.status_code == 422
@@ -220,13 +247,15 @@ async def test_hostile_detections_get_422_with_a_clear_message(api, body, field)
 
 async def test_a_detection_reaches_ingestion_with_the_callers_name(api, served):
     app = served[1]
-    answer = await api.post("/api/v1/detections", headers=bearer(WRITE),
-                            json={"job_id": 1, "kind": "node_down", "node": "node2"})
+    answer = await api.post(
+        "/api/v1/detections", headers=bearer(WRITE), json={"job_id": 1, "kind": "node_down", "node": "node2"}
+    )
     assert answer.status_code == 202 and answer.json()["incident_id"] == "incident-c1-1-0"
     report, who = app.state.ingest.delivered[-1]
     assert (report.kind.value, report.node, who) == ("node_down", "node2", "writer")
-    missing = await api.post("/api/v1/detections", headers=bearer(WRITE), json={"job_id": 9, "kind": "node_down",
-                                                                                "node": "node2"})
+    missing = await api.post(
+        "/api/v1/detections", headers=bearer(WRITE), json={"job_id": 9, "kind": "node_down", "node": "node2"}
+    )
     assert missing.status_code == 404
 
 
@@ -242,15 +271,18 @@ def test_tokens_come_from_the_config_or_a_file_and_bad_ones_stop_start_up(tmp_pa
     secret.unlink()
     with pytest.raises(ConfigError, match="ctl: cannot read"):
         create_app(config.model_copy(update={"server": ServerSettings(tokens=tokens)}))
-    for bad in ([{"name": "a", "token": "x" * 16, "token_file": "/f", "scopes": ["read"]}],  # which one?
-                [{"name": "a", "token": "short", "scopes": ["read"]}],
-                [{"name": "a", "token": "x" * 16, "scopes": ["admin"]}],
-                [{"name": "a", "token": "x" * 16, "scopes": ["read"]}] * 2):
+    for bad in (
+        [{"name": "a", "token": "x" * 16, "token_file": "/f", "scopes": ["read"]}],  # which one?
+        [{"name": "a", "token": "short", "scopes": ["read"]}],
+        [{"name": "a", "token": "x" * 16, "scopes": ["admin"]}],
+        [{"name": "a", "token": "x" * 16, "scopes": ["read"]}] * 2,
+    ):
         with pytest.raises(ValidationError):
             ServerSettings(tokens=bad)
 
 
 # --- The OpenAPI description, property-based: no server errors, every answer as described. ---
+
 
 def _openapi_app():
     # Built at import: schemathesis reads the description when the tests are collected.
@@ -268,5 +300,7 @@ schema = schemathesis.openapi.from_asgi("/openapi.json", _openapi_app())
 @schema.parametrize()
 @settings(max_examples=25, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 def test_openapi_property_based(case):
-    case.call_and_validate(headers=bearer(WRITE), checks=[
-        not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance])
+    case.call_and_validate(
+        headers=bearer(WRITE),
+        checks=[not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance],
+    )

@@ -76,14 +76,23 @@ def store(config):
 @pytest.fixture
 async def api(config):
     transport = httpx.ASGITransport(app=create_app(config))
-    async with httpx.AsyncClient(transport=transport, base_url="http://advisor",
-                                 headers={"Authorization": f"Bearer {WRITE}"}) as client:
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://advisor", headers={"Authorization": f"Bearer {WRITE}"}
+    ) as client:
         yield client
 
 
 def advise(store: AdviceStore, job_id: int, desired: Desired, attempt: int = 0, **fields):
-    return store.publish(AdviceRequest(incident_id=f"incident-c1-{job_id}-{attempt}", cluster="c1", job_id=job_id,
-                                       attempt=attempt, desired=desired, **fields))
+    return store.publish(
+        AdviceRequest(
+            incident_id=f"incident-c1-{job_id}-{attempt}",
+            cluster="c1",
+            job_id=job_id,
+            attempt=attempt,
+            desired=desired,
+            **fields,
+        )
+    )
 
 
 async def test_restart_advice_is_applied_once_and_reported_converged(store, api):
@@ -146,14 +155,21 @@ def activities(services):
 
 
 def ref(advice, timeout_s: float = 60) -> AdviceRef:
-    return AdviceRef(incident_id=advice.incident_id, cluster="c1", job_id=advice.job_id, attempt=advice.attempt,
-                     generation=advice.generation, timeout_s=timeout_s)
+    return AdviceRef(
+        incident_id=advice.incident_id,
+        cluster="c1",
+        job_id=advice.job_id,
+        attempt=advice.attempt,
+        generation=advice.generation,
+        timeout_s=timeout_s,
+    )
 
 
 async def test_publishing_twice_is_one_piece_of_advice_recorded_once(services, activities):
     env = ActivityEnvironment()
-    req = AdviceRequest(incident_id="incident-c1-20-0", cluster="c1", job_id=20, attempt=0,
-                        desired=Desired.RESTART, exclude=["node2"])
+    req = AdviceRequest(
+        incident_id="incident-c1-20-0", cluster="c1", job_id=20, attempt=0, desired=Desired.RESTART, exclude=["node2"]
+    )
     first, again = await env.run(activities.publish_advice, req), await env.run(activities.publish_advice, req)
     assert first.generation == again.generation == 1
     rows = services.audit.query(job_id=20, event_types=[EventType.ADVISED])
@@ -182,6 +198,7 @@ async def test_reconciliation_ends_converged_superseded_or_timed_out(services, a
 
 # --- `respawn controller` takes its token from a file or $RESPAWN_TOKEN, never the command line. ---
 
+
 @pytest.fixture
 def controller_cli(tmp_path, monkeypatch):
     """`respawn controller` up to the point it would poll: the token it would use, or its exit and stderr."""
@@ -207,6 +224,7 @@ def controller_cli(tmp_path, monkeypatch):
         except SystemExit as exc:  # argparse's refusals
             rc = exc.code
         return rc, used
+
     return run
 
 
@@ -226,11 +244,15 @@ def test_controller_token_from_a_file_preferred_to_the_environment(controller_cl
 
 def test_controller_without_a_token_or_with_an_unusable_file_is_one_line(controller_cli, tmp_path, capsys):
     assert controller_cli() == (2, [])
-    assert capsys.readouterr().err == \
-        "respawn controller: give --token-file FILE or set RESPAWN_TOKEN (a token is never taken from the command line)\n"
+    assert (
+        capsys.readouterr().err
+        == "respawn controller: give --token-file FILE or set RESPAWN_TOKEN (a token is never taken from the command line)\n"
+    )
     assert controller_cli("--token-file", str(tmp_path / "missing.token")) == (2, [])
-    assert capsys.readouterr().err == \
-        f"respawn controller: cannot read token file {tmp_path}/missing.token: No such file or directory\n"
+    assert (
+        capsys.readouterr().err
+        == f"respawn controller: cannot read token file {tmp_path}/missing.token: No such file or directory\n"
+    )
     assert controller_cli("--token-file", str(token_file(tmp_path, "two\nlines\n"))) == (2, [])
     err = capsys.readouterr().err
     assert err.endswith("controller.token: expected one token on one line\n") and "lines" not in err

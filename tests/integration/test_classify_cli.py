@@ -20,17 +20,24 @@ EXCERPTS = [
     ("oom", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.", "gpu_oom"),
     ("disk", "OSError: [Errno 28] No space left on device: '/ckpt/step_900'", "storage"),
     ("ok", "step 1200 loss 0.412 lr 3e-4", "benign"),
-    ("ib", "gpu4:811:902 [3] NCCL WARN NET/IB : Got completion from peer 10.2.0.7<4001> with error 12, "
-           "opcode 0, len 0, vendor err 129 (Recv)", "interconnect"),
-    ("key", "Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n"
-            "    batch['labels']\nKeyError: 'labels'", "app_error"),
+    (
+        "ib",
+        "gpu4:811:902 [3] NCCL WARN NET/IB : Got completion from peer 10.2.0.7<4001> with error 12, "
+        "opcode 0, len 0, vendor err 129 (Recv)",
+        "interconnect",
+    ),
+    (
+        "key",
+        'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n'
+        "    batch['labels']\nKeyError: 'labels'",
+        "app_error",
+    ),
 ]
 
 
 def classify(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
     assert RESPAWN.exists(), f"{RESPAWN} missing: install the package (pip install -e .)"
-    return subprocess.run([str(RESPAWN), "classify", *args], input=stdin, capture_output=True, timeout=60,
-                          check=False)
+    return subprocess.run([str(RESPAWN), "classify", *args], input=stdin, capture_output=True, timeout=60, check=False)
 
 
 def answers(done: subprocess.CompletedProcess[bytes]) -> list[dict]:

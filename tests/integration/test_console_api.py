@@ -31,22 +31,62 @@ def _enrolment(job_id: int) -> tuple[bool, str]:
     return True, "demo" if job_id % 2 == 0 else "prod"
 
 
-def _incident(audit: AuditTrail, job_id: int, attempt: int, *, closed: bool, at: datetime,
-              environment: str = "demo", kind: str = "log_line", failure_class: str = "gpu_hardware") -> str:
+def _incident(
+    audit: AuditTrail,
+    job_id: int,
+    attempt: int,
+    *,
+    closed: bool,
+    at: datetime,
+    environment: str = "demo",
+    kind: str = "log_line",
+    failure_class: str = "gpu_hardware",
+) -> str:
     iid = f"incident-{CLUSTER}-{job_id}-{attempt}" + ("-slowdown" if kind == "slowdown" else "")
     common = dict(incident_id=iid, cluster=CLUSTER, job_id=job_id, attempt=attempt)
-    audit.record(incident_event(EventType.DETECTED, at=at, **common, details={
-        "kind": kind, "line": "NVRM: Xid 79", "environment": environment, "mode": "action"}))
-    audit.record(incident_event(EventType.DECIDED, at=at + timedelta(seconds=1), failure_class=failure_class,
-                                nodes=["node2"], action="restart_excluding", acted=True, **common,
-                                details={"reason": "GPU fell off the bus", "exclude": ["node2"]}))
+    audit.record(
+        incident_event(
+            EventType.DETECTED,
+            at=at,
+            **common,
+            details={"kind": kind, "line": "NVRM: Xid 79", "environment": environment, "mode": "action"},
+        )
+    )
+    audit.record(
+        incident_event(
+            EventType.DECIDED,
+            at=at + timedelta(seconds=1),
+            failure_class=failure_class,
+            nodes=["node2"],
+            action="restart_excluding",
+            acted=True,
+            **common,
+            details={"reason": "GPU fell off the bus", "exclude": ["node2"]},
+        )
+    )
     if closed:
-        audit.record(incident_event(EventType.EXCLUDED, at=at + timedelta(seconds=2), nodes=["node2"],
-                                    action="update_excluded_nodes", acted=True, **common,
-                                    details={"reason": "GPU fell off the bus"}))
-        audit.record(incident_event(EventType.INCIDENT_CLOSED, at=at + timedelta(seconds=3), failure_class=failure_class,
-                                    action="restart_excluding", acted=True, **common,
-                                    details={"phase": "resumed", "reason": "GPU fell off the bus"}))
+        audit.record(
+            incident_event(
+                EventType.EXCLUDED,
+                at=at + timedelta(seconds=2),
+                nodes=["node2"],
+                action="update_excluded_nodes",
+                acted=True,
+                **common,
+                details={"reason": "GPU fell off the bus"},
+            )
+        )
+        audit.record(
+            incident_event(
+                EventType.INCIDENT_CLOSED,
+                at=at + timedelta(seconds=3),
+                failure_class=failure_class,
+                action="restart_excluding",
+                acted=True,
+                **common,
+                details={"phase": "resumed", "reason": "GPU fell off the bus"},
+            )
+        )
     return iid
 
 
@@ -59,16 +99,39 @@ def audit_db(tmp_path_factory) -> Path:
         job_id, at = FIRST + n, T0 + timedelta(seconds=n)
         enrolled, what = _enrolment(job_id)
         if enrolled:
-            audit.record(AuditEvent(key=f"{CLUSTER}/{job_id}/enrolled", event_type=EventType.ENROLLED, cluster=CLUSTER,
-                                    job_id=job_id, at=at, details={"environment": what, "mode": "action", "note": ""}))
+            audit.record(
+                AuditEvent(
+                    key=f"{CLUSTER}/{job_id}/enrolled",
+                    event_type=EventType.ENROLLED,
+                    cluster=CLUSTER,
+                    job_id=job_id,
+                    at=at,
+                    details={"environment": what, "mode": "action", "note": ""},
+                )
+            )
         else:
-            audit.record(AuditEvent(key=f"{CLUSTER}/{job_id}/not_enrolled", event_type=EventType.NOT_ENROLLED,
-                                    cluster=CLUSTER, job_id=job_id, at=at, details={"reason": what}))
+            audit.record(
+                AuditEvent(
+                    key=f"{CLUSTER}/{job_id}/not_enrolled",
+                    event_type=EventType.NOT_ENROLLED,
+                    cluster=CLUSTER,
+                    job_id=job_id,
+                    at=at,
+                    details={"reason": what},
+                )
+            )
         if enrolled and n % 10 == 0:
             _incident(audit, job_id, 0, closed=n % 50 != 0, at=at)
     # Another cluster's rows in the same file are not this console's business.
-    audit.record(AuditEvent(key="other/1/enrolled", event_type=EventType.ENROLLED, cluster="other", job_id=1,
-                            details={"environment": "demo", "mode": "action"}))
+    audit.record(
+        AuditEvent(
+            key="other/1/enrolled",
+            event_type=EventType.ENROLLED,
+            cluster="other",
+            job_id=1,
+            details={"environment": "demo", "mode": "action"},
+        )
+    )
     audit.close()
     return path
 
@@ -86,23 +149,40 @@ class FakeSlurm:
 
 def _slurm_jobs() -> list[JobInfo]:
     """Jobs with an id divisible by 4 are gone from Slurm; of the others, even ones run."""
-    jobs = [JobInfo(job_id=FIRST + n, name=f"llama-finetune-{n}" if n % 100 == 1 else f"train-{n}", user="alice",
-                    state="RUNNING" if (FIRST + n) % 2 == 0 else "PENDING", nodes=["node1", "node3"])
-            for n in range(JOBS) if (FIRST + n) % 4]
+    jobs = [
+        JobInfo(
+            job_id=FIRST + n,
+            name=f"llama-finetune-{n}" if n % 100 == 1 else f"train-{n}",
+            user="alice",
+            state="RUNNING" if (FIRST + n) % 2 == 0 else "PENDING",
+            nodes=["node1", "node3"],
+        )
+        for n in range(JOBS)
+        if (FIRST + n) % 4
+    ]
     return jobs + [JobInfo(job_id=j, name="fresh", state="PENDING") for j in UNSEEN]
 
 
 def _config(tmp_path: Path, audit_db: Path) -> ClusterConfig:
-    return ClusterConfig.model_validate({
-        "cluster": CLUSTER,
-        "environments": {"demo": {"max_mode": "action"}, "prod": {},
-                         "gated": {"max_mode": "action", "approval": {"timeout_s": 600}}},
-        "logs": {"job_output": str(tmp_path / "{job_id}.out")},
-        "audit_db": str(audit_db),
-        "temporal": {"address": "127.0.0.1:1", "ui_url": "http://temporal.example:8233/"},
-        "server": {"tokens": [{"name": "reader", "token": READ, "scopes": ["read"]},
-                              {"name": "writer", "token": WRITE, "scopes": ["read", "write"]}]},
-    })
+    return ClusterConfig.model_validate(
+        {
+            "cluster": CLUSTER,
+            "environments": {
+                "demo": {"max_mode": "action"},
+                "prod": {},
+                "gated": {"max_mode": "action", "approval": {"timeout_s": 600}},
+            },
+            "logs": {"job_output": str(tmp_path / "{job_id}.out")},
+            "audit_db": str(audit_db),
+            "temporal": {"address": "127.0.0.1:1", "ui_url": "http://temporal.example:8233/"},
+            "server": {
+                "tokens": [
+                    {"name": "reader", "token": READ, "scopes": ["read"]},
+                    {"name": "writer", "token": WRITE, "scopes": ["read", "write"]},
+                ]
+            },
+        }
+    )
 
 
 @pytest.fixture
@@ -125,8 +205,11 @@ def setup(tmp_path, audit_db):
 @pytest.fixture
 async def client(setup):
     app = setup[0]
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://console.test",
-                                 headers={"Authorization": f"Bearer {READ}"}) as c:
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app),
+        base_url="http://console.test",
+        headers={"Authorization": f"Bearer {READ}"},
+    ) as c:
         yield c
 
 
@@ -144,6 +227,7 @@ async def _all_pages(client: httpx.AsyncClient, path: str, **params) -> list[dic
 
 # --- paging and filtering ----------------------------------------------------------------------
 
+
 async def test_jobs_page_through_thousands_newest_first_without_gaps_or_repeats(client):
     first = (await client.get("/console/api/jobs", params={"limit": 100})).json()
     assert first["total"] == JOBS + len(UNSEEN) and len(first["items"]) == 100
@@ -157,7 +241,12 @@ async def test_job_rows_join_slurm_and_the_audit_trail(client):
     rows = {j["job_id"]: j for j in await _all_pages(client, "/console/api/jobs", limit=500)}
     live = rows[FIRST + 2]  # enrolled (demo), running, no incident
     assert (live["state"], live["live"], live["enrolled"], live["environment"], live["name"]) == (
-        "RUNNING", True, True, "demo", "train-2")
+        "RUNNING",
+        True,
+        True,
+        "demo",
+        "train-2",
+    )
     gone = rows[FIRST + 4]  # Slurm forgot it: state unknown, but still listed from the trail
     assert gone["live"] is False and gone["enrolled"] is True and gone["state"] is None
     turned_away = rows[FIRST + 3]
@@ -170,16 +259,19 @@ async def test_job_rows_join_slurm_and_the_audit_trail(client):
     assert rows[FIRST + 10]["flags"] == [] and rows[FIRST + 10]["incidents"] == 1  # closed
 
 
-@pytest.mark.parametrize("params, expected", [
-    ({"state": "running"}, lambda j: j["state"] == "RUNNING"),
-    ({"state": "RUNNING,PENDING"}, lambda j: j["state"] in ("RUNNING", "PENDING")),
-    ({"enrolled": "false"}, lambda j: j["enrolled"] is False),
-    ({"enrolled": "true", "environment": "prod"}, lambda j: j["enrolled"] and j["environment"] == "prod"),
-    ({"q": "llama"}, lambda j: "llama" in j["name"]),
-    ({"q": "1002"}, lambda j: "1002" in str(j["job_id"])),
-    ({"attention": "true"}, lambda j: j["flags"] != []),
-    ({"state": "RUNNING", "attention": "true"}, lambda j: j["state"] == "RUNNING" and j["flags"]),
-])
+@pytest.mark.parametrize(
+    "params, expected",
+    [
+        ({"state": "running"}, lambda j: j["state"] == "RUNNING"),
+        ({"state": "RUNNING,PENDING"}, lambda j: j["state"] in ("RUNNING", "PENDING")),
+        ({"enrolled": "false"}, lambda j: j["enrolled"] is False),
+        ({"enrolled": "true", "environment": "prod"}, lambda j: j["enrolled"] and j["environment"] == "prod"),
+        ({"q": "llama"}, lambda j: "llama" in j["name"]),
+        ({"q": "1002"}, lambda j: "1002" in str(j["job_id"])),
+        ({"attention": "true"}, lambda j: j["flags"] != []),
+        ({"state": "RUNNING", "attention": "true"}, lambda j: j["state"] == "RUNNING" and j["flags"]),
+    ],
+)
 async def test_job_filters_select_exactly_the_matching_jobs(client, params, expected):
     everything = await _all_pages(client, "/console/api/jobs", limit=500)
     wanted = [j["job_id"] for j in everything if expected(j)]
@@ -219,13 +311,21 @@ async def test_incidents_open_and_closed_newest_first_with_temporal_links(client
 
 # --- the timeline ------------------------------------------------------------------------------
 
+
 async def test_timeline_lists_every_event_of_the_job_in_the_order_written(setup, client):
     _, _, _, audit = setup
     job_id = FIRST + 10  # enrolled; a closed incident at attempt 0
     later = _incident(audit, job_id, 1, closed=False, at=T0 + timedelta(hours=1))
     got = (await client.get(f"/console/api/jobs/{job_id}/timeline")).json()
     assert [e["event"] for e in got["events"]] == [
-        "enrolled", "detected", "decided", "excluded", "incident_closed", "detected", "decided"]
+        "enrolled",
+        "detected",
+        "decided",
+        "excluded",
+        "incident_closed",
+        "detected",
+        "decided",
+    ]
     ids = [e["id"] for e in got["events"]]
     assert ids == sorted(ids)
     excluded = next(e for e in got["events"] if e["event"] == "excluded")
@@ -253,7 +353,8 @@ async def test_new_events_show_on_the_next_poll(setup, client):
     after = (await client.get("/console/api/overview")).json()
     assert after["open_incidents"] == before + 1
     assert (await client.get("/console/api/jobs", params={"q": str(job_id)})).json()["items"][0]["flags"] == [
-        "incident"]
+        "incident"
+    ]
 
 
 async def test_anomaly_flags_hang_slowdown_and_approval_follow_the_current_attempt(setup, client):
@@ -261,8 +362,15 @@ async def test_anomaly_flags_hang_slowdown_and_approval_follow_the_current_attem
     running = FIRST + 2  # enrolled (demo), RUNNING at restart count 0
     _incident(audit, running, 0, closed=True, kind="slowdown", failure_class="slowdown", at=T0)
     gated = FIRST + 8  # enrolled, Slurm has forgotten it; its incident waits for an operator
-    audit.record(AuditEvent(key=f"{CLUSTER}/{gated}/enrolled-gated", event_type=EventType.ENROLLED,
-                            cluster=CLUSTER, job_id=gated, details={"environment": "gated", "mode": "action"}))
+    audit.record(
+        AuditEvent(
+            key=f"{CLUSTER}/{gated}/enrolled-gated",
+            event_type=EventType.ENROLLED,
+            cluster=CLUSTER,
+            job_id=gated,
+            details={"environment": "gated", "mode": "action"},
+        )
+    )
     _incident(audit, gated, 0, closed=False, environment="gated", at=T0)
     rows = {j["job_id"]: j for j in await _all_pages(client, "/console/api/jobs", attention="true", limit=500)}
     assert rows[running]["flags"] == ["slowdown"]
@@ -271,8 +379,7 @@ async def test_anomaly_flags_hang_slowdown_and_approval_follow_the_current_attem
     assert incident["awaiting_approval"] is True
 
     # Restarted (attempt 1): the slowdown was the old attempt's.
-    slurm.listing = [j.model_copy(update={"restart_count": 1}) if j.job_id == running else j
-                     for j in slurm.listing]
+    slurm.listing = [j.model_copy(update={"restart_count": 1}) if j.job_id == running else j for j in slurm.listing]
     view = setup[1]
     view._slurm_read = float("-inf")  # as if SLURM_MAX_AGE_S had passed
     row = (await client.get("/console/api/jobs", params={"q": str(running)})).json()["items"][0]
@@ -290,18 +397,24 @@ async def test_with_slurm_unreachable_jobs_are_still_listed_and_the_overview_say
 
 # --- auth -----------------------------------------------------------------------------------
 
+
 async def test_the_api_wants_a_token_and_overrides_want_the_write_scope(setup):
     app = setup[0]
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://console.test") as c:
-        for path in ("/console/api/overview", "/console/api/jobs", "/console/api/incidents",
-                     f"/console/api/jobs/{FIRST}/timeline"):
+        for path in (
+            "/console/api/overview",
+            "/console/api/jobs",
+            "/console/api/incidents",
+            f"/console/api/jobs/{FIRST}/timeline",
+        ):
             bare = await c.get(path)
             assert bare.status_code == 401 and bare.headers["www-authenticate"] == "Bearer", path
             assert (await c.get(path, headers={"Authorization": "Bearer not-a-known-token-at-all"})).status_code == 401
         body = {"action": "stop", "reason": "testing"}
         assert (await c.post(f"/console/api/jobs/{FIRST}/override", json=body)).status_code == 401
-        read = await c.post(f"/console/api/jobs/{FIRST}/override", json=body,
-                            headers={"Authorization": f"Bearer {READ}"})
+        read = await c.post(
+            f"/console/api/jobs/{FIRST}/override", json=body, headers={"Authorization": f"Bearer {READ}"}
+        )
         assert read.status_code == 403 and "write" in read.json()["detail"]
 
 
@@ -323,6 +436,7 @@ async def test_the_page_and_its_assets_load_without_a_token_and_nothing_external
 
 # --- overrides -----------------------------------------------------------------------------
 
+
 @pytest.fixture
 def sent(monkeypatch):
     """What reached the override path (respawn.surfaces.override.send_override), and what it answers."""
@@ -338,18 +452,22 @@ def sent(monkeypatch):
     return calls
 
 
-@pytest.mark.parametrize("body, message", [
-    ({"action": "stop", "reason": "x", "exclude": ["node2"]}, "nodes can only be excluded with a restart"),
-    ({"action": "restart", "reason": "x", "exclude": ["node2; rm -rf /"]}, "exclude.0"),
-    ({"action": "stop", "reason": "   "}, "reason"),
-    ({"action": "reboot", "reason": "x"}, "action"),
-    ({"action": "stop", "reason": "x", "who": "someone-else"}, "who"),
-    ({"action": "stop", "reason": "x", "incident": f"incident-{CLUSTER}-{FIRST + 20}-0"}, "not an incident of job"),
-    ({"action": "stop"}, "reason"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ({"action": "stop", "reason": "x", "exclude": ["node2"]}, "nodes can only be excluded with a restart"),
+        ({"action": "restart", "reason": "x", "exclude": ["node2; rm -rf /"]}, "exclude.0"),
+        ({"action": "stop", "reason": "   "}, "reason"),
+        ({"action": "reboot", "reason": "x"}, "action"),
+        ({"action": "stop", "reason": "x", "who": "someone-else"}, "who"),
+        ({"action": "stop", "reason": "x", "incident": f"incident-{CLUSTER}-{FIRST + 20}-0"}, "not an incident of job"),
+        ({"action": "stop"}, "reason"),
+    ],
+)
 async def test_override_validation_errors_are_422_with_the_reason(setup, client, sent, body, message):
-    got = await client.post(f"/console/api/jobs/{FIRST + 10}/override", json=body,
-                            headers={"Authorization": f"Bearer {WRITE}"})
+    got = await client.post(
+        f"/console/api/jobs/{FIRST + 10}/override", json=body, headers={"Authorization": f"Bearer {WRITE}"}
+    )
     assert got.status_code == 422
     assert message in str(got.json()["detail"])
     assert sent == []
@@ -357,9 +475,11 @@ async def test_override_validation_errors_are_422_with_the_reason(setup, client,
 
 async def test_override_goes_down_the_cli_path_signed_with_the_token_name(client, sent):
     iid = f"incident-{CLUSTER}-{FIRST + 10}-0"
-    got = await client.post(f"/console/api/jobs/{FIRST + 10}/override",
-                            json={"action": "restart", "reason": "node2 again", "exclude": ["node2"], "incident": iid},
-                            headers={"Authorization": f"Bearer {WRITE}"})
+    got = await client.post(
+        f"/console/api/jobs/{FIRST + 10}/override",
+        json={"action": "restart", "reason": "node2 again", "exclude": ["node2"], "incident": iid},
+        headers={"Authorization": f"Bearer {WRITE}"},
+    )
     assert got.status_code == 200, got.text
     assert got.json() == {"job_id": FIRST + 10, "incident": iid, "who": "writer", "answer": "restart: will do"}
     [(job_id, override, incident)] = sent
@@ -367,13 +487,19 @@ async def test_override_goes_down_the_cli_path_signed_with_the_token_name(client
 
 
 async def test_an_override_the_incident_refuses_is_409_with_its_words(client, sent):
-    got = await client.post(f"/console/api/jobs/{FIRST + 10}/override", json={"action": "stop", "reason": "refuse"},
-                            headers={"Authorization": f"Bearer {WRITE}"})
+    got = await client.post(
+        f"/console/api/jobs/{FIRST + 10}/override",
+        json={"action": "stop", "reason": "refuse"},
+        headers={"Authorization": f"Bearer {WRITE}"},
+    )
     assert got.status_code == 409 and "is closed" in got.json()["detail"]
 
 
 async def test_override_with_temporal_unreachable_is_409_not_a_crash(client):
     # The real override path against a Temporal that is not there (127.0.0.1:1).
-    got = await client.post(f"/console/api/jobs/{FIRST + 10}/override", json={"action": "stop", "reason": "x"},
-                            headers={"Authorization": f"Bearer {WRITE}"})
+    got = await client.post(
+        f"/console/api/jobs/{FIRST + 10}/override",
+        json={"action": "stop", "reason": "x"},
+        headers={"Authorization": f"Bearer {WRITE}"},
+    )
     assert got.status_code == 409 and "cannot reach Temporal" in got.json()["detail"]

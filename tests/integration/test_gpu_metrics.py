@@ -49,9 +49,11 @@ def test_throttle_reasons_are_nvmls_bits():
 def test_only_a_throttled_gpu_backs_a_straggler(matcher):
     readings = {"DCGM_FI_DEV_SM_CLOCK": 660.0, "DCGM_FI_DEV_GPU_TEMP": 92.0, "DCGM_FI_DEV_GPU_UTIL": 100.0}
     throttled = clocks_line(NODE3, readings | {"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS": 0x48})
-    assert throttled == ("respawn-metrics: Hostname=node3 gpu=0 DCGM_FI_DEV_CLOCK_THROTTLE_REASONS=72"
-                         " (hw_slowdown,hw_thermal_slowdown) DCGM_FI_DEV_SM_CLOCK=660 MHz DCGM_FI_DEV_GPU_TEMP=92 C"
-                         " DCGM_FI_DEV_GPU_UTIL=100 %")
+    assert throttled == (
+        "respawn-metrics: Hostname=node3 gpu=0 DCGM_FI_DEV_CLOCK_THROTTLE_REASONS=72"
+        " (hw_slowdown,hw_thermal_slowdown) DCGM_FI_DEV_SM_CLOCK=660 MHz DCGM_FI_DEV_GPU_TEMP=92 C"
+        " DCGM_FI_DEV_GPU_UTIL=100 %"
+    )
     hit = matcher.failure(throttled)
     assert hit is not None and hit.pattern == "dcgm-clocks-throttled" and hit.groups["host"] == "node3"
     for mask in (0, 0x1, 0x2):  # not throttled, idle, clocks set by the application: no slowdown
@@ -73,8 +75,12 @@ def test_a_new_xid_is_news_and_a_first_sight_is_a_baseline(matcher):
 
 
 def test_the_unavailable_line_blames_nothing(matcher):
-    for reason in ("no answer within 2 s", "could not connect", "the query was refused",
-                   "the answer could not be read"):
+    for reason in (
+        "no answer within 2 s",
+        "could not connect",
+        "the query was refused",
+        "the answer could not be read",
+    ):
         line = unavailable_line(reason)
         assert line.startswith(f"respawn-metrics: GPU metrics not available ({reason})")
         assert matcher.failure(line) is None
@@ -91,11 +97,15 @@ class _FakePrometheus(BaseHTTPRequestHandler):
         if query.startswith("DCGM_FI_DEV_XID_ERRORS{"):  # the changed-Xid query of corroborate
             result = [{"metric": {"Hostname": "node2", "gpu": "0"}, "value": [0, "79"]}]
         elif query.startswith("{__name__"):
-            result = [{"metric": {"__name__": name, "Hostname": "node3", "gpu": "0"}, "value": [0, str(value)]}
-                      for name, value in (("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", 8), ("DCGM_FI_DEV_SM_CLOCK", 990))]
+            result = [
+                {"metric": {"__name__": name, "Hostname": "node3", "gpu": "0"}, "value": [0, str(value)]}
+                for name, value in (("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", 8), ("DCGM_FI_DEV_SM_CLOCK", 990))
+            ]
         else:
-            result = [{"metric": {"__name__": "DCGM_FI_DEV_XID_ERRORS", "Hostname": n, "gpu": "0"}, "value": [0, "0"]}
-                      for n in ("node1", "node2")]
+            result = [
+                {"metric": {"__name__": "DCGM_FI_DEV_XID_ERRORS", "Hostname": n, "gpu": "0"}, "value": [0, "0"]}
+                for n in ("node1", "node2")
+            ]
         body = json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -122,11 +132,16 @@ def test_corroborate_asks_for_xid_changes_on_the_jobs_nodes_and_clocks_of_the_sl
     found = metrics.corroborate(["node1", "node2"], since_s=300, slow_nodes=["node3"])
     assert found == [
         ("node2", "respawn-metrics: Hostname=node2 gpu=0 DCGM_FI_DEV_XID_ERRORS=79 (changed within the last 300 s)"),
-        ("node3", "respawn-metrics: Hostname=node3 gpu=0 DCGM_FI_DEV_CLOCK_THROTTLE_REASONS=8 (hw_slowdown)"
-                  " DCGM_FI_DEV_SM_CLOCK=990 MHz"),
+        (
+            "node3",
+            "respawn-metrics: Hostname=node3 gpu=0 DCGM_FI_DEV_CLOCK_THROTTLE_REASONS=8 (hw_slowdown)"
+            " DCGM_FI_DEV_SM_CLOCK=990 MHz",
+        ),
     ]
-    assert _FakePrometheus.queries[0] == ('DCGM_FI_DEV_XID_ERRORS{Hostname=~"node1|node2"} > 0 and '
-                                          'changes(DCGM_FI_DEV_XID_ERRORS{Hostname=~"node1|node2"}[300s]) > 0')
+    assert _FakePrometheus.queries[0] == (
+        'DCGM_FI_DEV_XID_ERRORS{Hostname=~"node1|node2"} > 0 and '
+        'changes(DCGM_FI_DEV_XID_ERRORS{Hostname=~"node1|node2"}[300s]) > 0'
+    )
     assert metrics.xids() == {Gpu("node1", "0"): 0, Gpu("node2", "0"): 0}
 
 

@@ -36,17 +36,32 @@ def slurm(sandbox: Lab) -> Slurm:
     return Slurm(LocalTransport(env=sandbox.env()))
 
 
-def submit_launched(lab: Lab, monkeypatch: pytest.MonkeyPatch, jobs: list[int], *, wait_s: float,
-                    program: Path | None = None, **trainer: float) -> tuple[int, Path]:
+def submit_launched(
+    lab: Lab,
+    monkeypatch: pytest.MonkeyPatch,
+    jobs: list[int],
+    *,
+    wait_s: float,
+    program: Path | None = None,
+    **trainer: float,
+) -> tuple[int, Path]:
     """The demo job's submission (3 nodes, one spare) with the launcher's batch script;
     `program` in place of the trainer. Returns the job id and its channel directory."""
     monkeypatch.setattr(submit_module, "BATCH_SCRIPT", LAUNCHED_SCRIPT)
     if program is not None:
         monkeypatch.setattr(submit_module, "TRAINER", program)
     settings = {"steps": 400, "checkpoint_every": 2, "step_seconds": 0.2} | trainer
-    job_id = submit(lab, nodes=3, name="launched", extra_sbatch_args=[
-        # node1..node3 even while an earlier test's job still completes: the tests name nodes.
-        "--nodelist=node[1-3]", f"--export=ALL,RESPAWN_SPARES=1,RESPAWN_WAIT_S={wait_s:g}"], **settings)  # type: ignore[arg-type]
+    job_id = submit(
+        lab,
+        nodes=3,
+        name="launched",
+        extra_sbatch_args=[
+            # node1..node3 even while an earlier test's job still completes: the tests name nodes.
+            "--nodelist=node[1-3]",
+            f"--export=ALL,RESPAWN_SPARES=1,RESPAWN_WAIT_S={wait_s:g}",
+        ],
+        **settings,
+    )  # type: ignore[arg-type]
     jobs.append(job_id)
     return job_id, channel.channel_dir(output_path(lab, job_id), job_id)
 
@@ -55,6 +70,7 @@ async def status_is(ch: Path, state: StepState, timeout: float, what: str, resta
     def probe() -> Status | None:
         status = channel.read_status(ch)
         return status if status is not None and status.state == state and status.restarts == restarts else None
+
     return await until(probe, timeout, what)
 
 
@@ -62,6 +78,7 @@ async def ended(slurm: Slurm, job_id: int, timeout: float) -> JobInfo:
     async def probe() -> JobInfo | None:
         job = await slurm.job(job_id)
         return job if job.state in FINAL and not job.completing else None
+
     return await until(probe, timeout, f"job {job_id} to end")
 
 
@@ -84,13 +101,18 @@ async def crash_after_a_checkpoint(lab: Lab, job_id: int, ch: Path) -> int:
 async def resumed_after(out: Path, marker: str, timeout: float = 120) -> dict[int, int]:
     """Each rank's checkpoint step resumed from after the launcher's line `marker`, once
     both ranks trained a step past it."""
+
     def probe() -> dict[int, int] | None:
         text = lines(out)
-        after = text[next((i for i, line in enumerate(text) if marker in line), len(text)):]
+        after = text[next((i for i, line in enumerate(text) if marker in line), len(text)) :]
         resumed = {int(m["rank"]): int(m["step"]) for line in after if (m := RESUMED.match(line))}
-        stepped = {int(m["rank"]) for line in after if (m := PROGRESS.match(line)) and int(m["step"]) > max(
-            resumed.values(), default=0)}
+        stepped = {
+            int(m["rank"])
+            for line in after
+            if (m := PROGRESS.match(line)) and int(m["step"]) > max(resumed.values(), default=0)
+        }
         return resumed if len(resumed) == 2 and stepped == {0, 1} else None
+
     return await until(probe, timeout, "both ranks to resume and train")
 
 
@@ -141,8 +163,9 @@ def exits_with(tmp_path: Path, code: int) -> Path:
     """A step program whose rank 1 fails at once with `code` while rank 0 waits to be
     killed (it ignores the trainer's arguments): srun itself then reports 143."""
     program = tmp_path / f"exit{code}.py"
-    program.write_text(f"import os, time\nif os.environ['SLURM_PROCID'] == '1':\n    raise SystemExit({code})\n"
-                       "time.sleep(120)\n")
+    program.write_text(
+        f"import os, time\nif os.environ['SLURM_PROCID'] == '1':\n    raise SystemExit({code})\ntime.sleep(120)\n"
+    )
     return program
 
 

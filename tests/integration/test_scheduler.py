@@ -28,8 +28,6 @@ T = TypeVar("T")
 HOSTILE = """{"a": "b c"}; $(touch /tmp/pwned) `id` 'q' "dq" x=y"""
 
 
-
-
 class Recording:
     """A transport that remembers every argv it was asked to run."""
 

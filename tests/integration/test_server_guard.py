@@ -23,8 +23,7 @@ DETECTION = json.dumps({"job_id": 1, "kind": "node_down", "node": "node2"}).enco
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     config = make_config(tmp_path_factory.mktemp("guard"))
-    config = config.model_copy(update={"server": ServerSettings(
-        tokens=config.server.tokens, max_body_bytes=LIMIT)})
+    config = config.model_copy(update={"server": ServerSettings(tokens=config.server.tokens, max_body_bytes=LIMIT)})
     app = create_app(config)
     app.state.ingest = FakeIngest()
     sock = socket.socket()
@@ -91,24 +90,42 @@ def test_a_wrong_token_is_refused_401_before_the_body_is_sent(server, caplog):
     delivered = len(app.state.ingest.delivered)
     started = time.monotonic()
     # 60 KiB declared (within the bound), 1 KiB sent: the answer comes while the client still owes the rest.
-    answer = request(port, "POST", "/api/v1/detections", bearer("not-a-known-token", **{"Content-Length": "61440"}),
-                     DETECTION + b" " * (1024 - len(DETECTION)))
+    answer = request(
+        port,
+        "POST",
+        "/api/v1/detections",
+        bearer("not-a-known-token", **{"Content-Length": "61440"}),
+        DETECTION + b" " * (1024 - len(DETECTION)),
+    )
     assert answer.status == 401 and answer.json() == {"detail": "unknown token"}
     assert answer.headers["www-authenticate"] == "Bearer"
     assert time.monotonic() - started < 3
     assert len(app.state.ingest.delivered) == delivered  # the endpoint never ran
-    assert [r.getMessage() for r in caplog.records if r.name == "respawn.surfaces.server.auth"] == \
-        ["refused POST /api/v1/detections from 127.0.0.1: unknown token"]
+    assert [r.getMessage() for r in caplog.records if r.name == "respawn.surfaces.server.auth"] == [
+        "refused POST /api/v1/detections from 127.0.0.1: unknown token"
+    ]
 
 
 def test_no_token_with_a_huge_body_is_401_not_413_and_the_connection_closes(server):
     _, port = server
-    answer = request(port, "POST", "/api/v1/detections",
-                     {"Content-Type": "application/json", "Content-Length": str(100 * 1024 * 1024)}, b"{", linger=5)
+    answer = request(
+        port,
+        "POST",
+        "/api/v1/detections",
+        {"Content-Type": "application/json", "Content-Length": str(100 * 1024 * 1024)},
+        b"{",
+        linger=5,
+    )
     assert answer.status == 401 and answer.json() == {"detail": "a bearer token is required"}
     assert answer.closed  # the server does not go on reading 100 MiB nobody will use
-    chunked = request(port, "POST", "/api/v1/detections", bearer("not-a-known-token", **{
-        "Transfer-Encoding": "chunked"}), b"400\r\n" + b" " * 1024 + b"\r\n", linger=5)
+    chunked = request(
+        port,
+        "POST",
+        "/api/v1/detections",
+        bearer("not-a-known-token", **{"Transfer-Encoding": "chunked"}),
+        b"400\r\n" + b" " * 1024 + b"\r\n",
+        linger=5,
+    )
     assert chunked.status == 401 and chunked.closed
 
 
@@ -132,8 +149,9 @@ def test_a_chunked_body_is_counted_and_refused_413_past_the_bound(server):
     delivered = len(app.state.ingest.delivered)
     chunk = b" " * 8192
     parts = [b"%x\r\n%s\r\n" % (len(chunk), chunk)] * (LIMIT // len(chunk) + 1)  # one chunk past the bound, no end
-    answer = request(port, "POST", "/api/v1/detections", bearer(WRITE, **{"Transfer-Encoding": "chunked"}), *parts,
-                     linger=5)
+    answer = request(
+        port, "POST", "/api/v1/detections", bearer(WRITE, **{"Transfer-Encoding": "chunked"}), *parts, linger=5
+    )
     assert answer.status == 413 and answer.closed
     assert len(app.state.ingest.delivered) == delivered
 
@@ -141,12 +159,18 @@ def test_a_chunked_body_is_counted_and_refused_413_past_the_bound(server):
 def test_normal_requests_and_public_paths_work_as_before(server):
     app, port = server
     body = DETECTION
-    answer = request(port, "POST", "/api/v1/detections", bearer(WRITE, **{"Content-Length": str(len(body))}), body,
-                     linger=0.3)
+    answer = request(
+        port, "POST", "/api/v1/detections", bearer(WRITE, **{"Content-Length": str(len(body))}), body, linger=0.3
+    )
     assert answer.status == 202 and answer.json()["incident_id"] == "incident-c1-1-0" and not answer.closed
     assert app.state.ingest.delivered[-1][1] == "writer"
-    chunked = request(port, "POST", "/api/v1/detections", bearer(WRITE, **{"Transfer-Encoding": "chunked"}),
-                      b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
+    chunked = request(
+        port,
+        "POST",
+        "/api/v1/detections",
+        bearer(WRITE, **{"Transfer-Encoding": "chunked"}),
+        b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body),
+    )
     assert chunked.status == 202
     assert request(port, "GET", "/api/v1/advice", bearer(READ)).status == 200
     for path in ("/healthz", "/metrics", "/console", "/console/console.js", "/openapi.json"):
@@ -168,8 +192,12 @@ async def test_every_route_that_needs_a_token_refuses_before_anything_reads_its_
 
     app, _ = server
     guarded = [(route, scopes) for route in _all_routes(app) if (scopes := _route_scopes(route))]
-    assert {route.path for route, _ in guarded} >= {"/api/v1/advice", "/api/v1/detections",
-                                                    "/console/api/overview", "/console/api/jobs/{job_id}/override"}
+    assert {route.path for route, _ in guarded} >= {
+        "/api/v1/advice",
+        "/api/v1/detections",
+        "/console/api/overview",
+        "/console/api/jobs/{job_id}/override",
+    }
     for route, scopes in guarded:
         # The rule the dependencies have always made: reading needs read, changing needs write.
         assert scopes == (("read",) if route.methods <= {"GET", "HEAD"} else ("write",)), route.path
@@ -189,8 +217,22 @@ async def test_every_route_that_needs_a_token_refuses_before_anything_reads_its_
                 headers = [(b"host", b"guard"), (b"content-length", b"100")]
                 if token:
                     headers.append((b"authorization", f"Bearer {token}".encode()))
-                await app({"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method,
-                           "scheme": "http", "path": path, "raw_path": path.encode(), "root_path": "",
-                           "query_string": b"", "headers": headers, "client": ("127.0.0.1", 1),
-                           "server": ("guard", 80)}, receive, send)
+                await app(
+                    {
+                        "type": "http",
+                        "asgi": {"version": "3.0"},
+                        "http_version": "1.1",
+                        "method": method,
+                        "scheme": "http",
+                        "path": path,
+                        "raw_path": path.encode(),
+                        "root_path": "",
+                        "query_string": b"",
+                        "headers": headers,
+                        "client": ("127.0.0.1", 1),
+                        "server": ("guard", 80),
+                    },
+                    receive,
+                    send,
+                )
                 assert sent[0]["status"] == expected, (method, path, token)

@@ -51,8 +51,15 @@ def cluster(lab_2411: ChrootLab) -> Iterator[Cluster]:
 
 
 def _submit(cluster: Cluster, comment: str, nodes: int = 2, steps: int = 30, step_seconds: float = 0.3) -> int:
-    return submit(cluster.lab, nodes=nodes, steps=steps, checkpoint_every=10, step_seconds=step_seconds,
-                  comment=comment, name="e2e-2411")
+    return submit(
+        cluster.lab,
+        nodes=nodes,
+        steps=steps,
+        checkpoint_every=10,
+        step_seconds=step_seconds,
+        comment=comment,
+        name="e2e-2411",
+    )
 
 
 def _cancel(cluster: Cluster, job_id: int) -> None:
@@ -78,9 +85,18 @@ async def test_xid_on_node2_requeues_without_node2_and_completes_from_checkpoint
     await until(lambda: EventType.JOB_COMPLETED in cluster.types(job_id), 30, "the completion in the audit trail")
     rows = cluster.events(job_id)
     order = [r.event_type for r in rows if r.event_type is not EventType.ENROLLED]
-    assert order == [EventType.DETECTED, EventType.ATTRIBUTED, EventType.DECIDED, EventType.HELD,
-                     EventType.EXCLUDED, EventType.RELEASED, EventType.ATTEMPT_STARTED, EventType.RESUMED,
-                     EventType.INCIDENT_CLOSED, EventType.JOB_COMPLETED]
+    assert order == [
+        EventType.DETECTED,
+        EventType.ATTRIBUTED,
+        EventType.DECIDED,
+        EventType.HELD,
+        EventType.EXCLUDED,
+        EventType.RELEASED,
+        EventType.ATTEMPT_STARTED,
+        EventType.RESUMED,
+        EventType.INCIDENT_CLOSED,
+        EventType.JOB_COMPLETED,
+    ]
     decided = next(r for r in rows if r.event_type is EventType.DECIDED)
     assert (decided.failure_class, decided.nodes, decided.acted) == ("gpu_hardware", ["node2"], True)
     assert next(r for r in rows if r.event_type is EventType.RESUMED).details["resumed_from"] >= 10
@@ -100,8 +116,9 @@ async def test_environment_that_only_observes_recommends_and_leaves_the_job_alon
 
 
 async def test_a_stopped_rank_is_a_hang_and_the_job_restarts_without_its_node(cluster: Cluster) -> None:
-    job_id = submit(cluster.lab, nodes=2, steps=400, checkpoint_every=10, step_seconds=1.0, comment=ACTION,
-                    name="e2e-2411-hang")
+    job_id = submit(
+        cluster.lab, nodes=2, steps=400, checkpoint_every=10, step_seconds=1.0, comment=ACTION, name="e2e-2411-hang"
+    )
     try:
         await cluster.wait_checkpoint(job_id)
         node = (await cluster.job(job_id)).nodes[1]
@@ -144,8 +161,16 @@ async def test_requeue_while_completing_is_waited_out(cluster: Cluster) -> None:
     """24.11 prints ["PENDING", "COMPLETING"] right after a requeue: the guard of every step
     after the hold must see it as completing, and let it pass once no node holds the job."""
     stubborn = 'trap "" TERM; exec srun sh -c \'trap "" TERM; exec sleep 300\''
-    argv = ["sbatch", "--parsable", "-N1", "-wnode4", "--requeue", f"--output={cluster.lab.out_dir}/slurm-%j.out",
-            "--wrap", stubborn]
+    argv = [
+        "sbatch",
+        "--parsable",
+        "-N1",
+        "-wnode4",
+        "--requeue",
+        f"--output={cluster.lab.out_dir}/slurm-%j.out",
+        "--wrap",
+        stubborn,
+    ]
     job_id = int(procs.run(argv, env=cluster.lab.env()).stdout.strip().split(";")[0])
     try:
         await cluster.wait_state(job_id, {"RUNNING"}, timeout=30)

@@ -17,10 +17,18 @@ from respawn.sources.taskprobe import LocalProc, SlurmStep
 
 @pytest.fixture
 def job(sandbox: Lab) -> Iterator[int]:
-    argv = ["sbatch", "--parsable", "-N2", "--ntasks-per-node=1", f"--output={sandbox.out_dir}/slurm-%j.out",
-            "--wrap", "exec srun sleep 300"]
-    job_id = int(subprocess.run(argv, env=sandbox.env(), capture_output=True, text=True, timeout=30,
-                                check=True).stdout.strip())
+    argv = [
+        "sbatch",
+        "--parsable",
+        "-N2",
+        "--ntasks-per-node=1",
+        f"--output={sandbox.out_dir}/slurm-%j.out",
+        "--wrap",
+        "exec srun sleep 300",
+    ]
+    job_id = int(
+        subprocess.run(argv, env=sandbox.env(), capture_output=True, text=True, timeout=30, check=True).stdout.strip()
+    )
     yield job_id
     subprocess.run(["scancel", str(job_id)], env=sandbox.env(), capture_output=True, timeout=30, check=False)
 
@@ -30,7 +38,10 @@ def task_pid(lab: Lab, job_id: int, node: str) -> int | None:
     for pid in procs.all_pids():
         env = procs.environ(pid)
         if (env.get("SLURM_JOB_ID"), env.get("SLURMD_NODENAME"), env.get("SLURM_CONF")) == (
-                str(job_id), node, str(lab.slurm_conf)) and procs.comm(pid) == "sleep":
+            str(job_id),
+            node,
+            str(lab.slurm_conf),
+        ) and procs.comm(pid) == "sleep":
             return pid
     return None
 

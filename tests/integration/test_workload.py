@@ -183,7 +183,9 @@ def test_in_rank_fault_prints_real_failure_and_is_consumed(
     assert job.procs[1].wait(30) == 1
     out = job.lines(1)
     found = [next((m for line in out if (m := re.match(p, line))), None) for p in FAULT_LINES[kind]]
-    assert all(found), f"missing {[p for p, m in zip(FAULT_LINES[kind], found, strict=True) if not m]} in:\n" + "\n".join(out)
+    assert all(found), (
+        f"missing {[p for p, m in zip(FAULT_LINES[kind], found, strict=True) if not m]} in:\n" + "\n".join(out)
+    )
     order = [next(i for i, line in enumerate(out) if re.match(p, line)) for p in FAULT_LINES[kind]]
     assert order == sorted(order)
     # Only the targeted rank fails this way; its peer dies of the broken connection.
@@ -197,7 +199,12 @@ def test_in_rank_fault_prints_real_failure_and_is_consumed(
         pid = job.procs[1].pid
         kernel = lines(local.kernel_dir / "node2.log")
         assert len(kernel) == 1
-        assert re.fullmatch(r"\d{4}-\d\d-\d\dT[\d:.]+[+-]\d\d:\d\d node2 kernel: \[ *\d+\.\d{6}\] " + KERNEL_LINE[kind].format(pid=pid) + ".*", kernel[0])
+        assert re.fullmatch(
+            r"\d{4}-\d\d-\d\dT[\d:.]+[+-]\d\d:\d\d node2 kernel: \[ *\d+\.\d{6}\] "
+            + KERNEL_LINE[kind].format(pid=pid)
+            + ".*",
+            kernel[0],
+        )
     else:
         assert not (local.kernel_dir / "node2.log").exists()  # nothing the node itself says
 

@@ -5,9 +5,11 @@ from respawn.wire.evidence import Evidence, LineSource, LogLine
 from respawn.wire.taxonomy import CauseLayer, FailureClass
 
 XID_79 = "NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=python, GPU has fallen off the bus."
-TIMEOUT = ("[rank{r}]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog caught collective "
-           "operation timeout: WorkNCCL(SeqNum=88, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600231 "
-           "milliseconds before timing out.")
+TIMEOUT = (
+    "[rank{r}]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog caught collective "
+    "operation timeout: WorkNCCL(SeqNum=88, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600231 "
+    "milliseconds before timing out."
+)
 
 
 def evidence(*texts: str, kernel: dict[str, list[str]] | None = None, **fields) -> Evidence:
@@ -16,8 +18,15 @@ def evidence(*texts: str, kernel: dict[str, list[str]] | None = None, **fields) 
         lines += [LogLine(text=t, source=LineSource.KERNEL, node=node, seq=i) for i, t in enumerate(kernel_lines)]
     fields.setdefault("job_state", "FAILED")
     fields.setdefault("exit_code", 1)
-    return Evidence(cluster="lab", job_id=12, attempt=0, nodes=["node1", "node2", "node3"],
-                    placement={0: "node1", 1: "node2", 2: "node3"}, lines=lines, **fields)
+    return Evidence(
+        cluster="lab",
+        job_id=12,
+        attempt=0,
+        nodes=["node1", "node2", "node3"],
+        placement={0: "node1", 1: "node2", 2: "node3"},
+        lines=lines,
+        **fields,
+    )
 
 
 def test_demo_xid_blames_the_node_of_the_rank(catalogue, matcher):
@@ -35,16 +44,22 @@ def test_demo_xid_blames_the_node_of_the_rank(catalogue, matcher):
 
 
 def test_kernel_xid_alone_implicates_its_node(catalogue, matcher):
-    ev = evidence("RuntimeError: CUDA error: unspecified launch failure",
-                  kernel={"node3": [f"[ 99.1] {XID_79}"], "node1": ["[ 12.0] eth0: link up"]})
+    ev = evidence(
+        "RuntimeError: CUDA error: unspecified launch failure",
+        kernel={"node3": [f"[ 99.1] {XID_79}"], "node1": ["[ 12.0] eth0: link up"]},
+    )
     a = attribute(catalogue, matcher, ev)
     assert a.failure_class is FailureClass.GPU_HARDWARE and a.nodes == ["node3"]
 
 
 def test_untagged_job_xid_finds_its_node_by_pci_bus_in_kernel_logs(catalogue, matcher):
-    ev = evidence("NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=python, An uncorrectable double bit error (DBE)",
-                  kernel={"node3": ["[ 5.0] NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=python, DBE"],
-                          "node1": ["[ 5.0] NVRM: Xid (PCI:0000:af:00): 13, pid=1, name=python, Graphics Exception"]})
+    ev = evidence(
+        "NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=python, An uncorrectable double bit error (DBE)",
+        kernel={
+            "node3": ["[ 5.0] NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=python, DBE"],
+            "node1": ["[ 5.0] NVRM: Xid (PCI:0000:af:00): 13, pid=1, name=python, Graphics Exception"],
+        },
+    )
     a = attribute(catalogue, matcher, ev)
     assert a.failure_class is FailureClass.GPU_HARDWARE and a.nodes == ["node3"]
 
@@ -72,21 +87,29 @@ def test_demo_keyerror_is_an_application_error_without_node(catalogue, matcher):
 
 
 def test_demo_nccl_ib_completion_error_blames_the_named_host(catalogue, matcher):
-    line = ("node2:12345:12399 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.3<58923> with error 12, "
-            "opcode 0, len 0, vendor err 129 (Recv)")
+    line = (
+        "node2:12345:12399 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.3<58923> with error 12, "
+        "opcode 0, len 0, vendor err 129 (Recv)"
+    )
     a = attribute(catalogue, matcher, evidence(f"[rank1]: {line}", TIMEOUT.format(r=0)))
     assert a.failure_class is FailureClass.INTERCONNECT and a.nodes == ["node2"] and a.node_implicated
     assert a.pattern == "nccl-ib-completion-error"
     # The same line with no host prefix cannot say which end failed.
-    bare = attribute(catalogue, matcher, evidence(
-        "NET/IB : Got completion from peer 10.0.0.3<58923> with status=12 opcode=0 len=0 vendor err 129"))
+    bare = attribute(
+        catalogue,
+        matcher,
+        evidence("NET/IB : Got completion from peer 10.0.0.3<58923> with status=12 opcode=0 len=0 vendor err 129"),
+    )
     assert bare.failure_class is FailureClass.COMM_ERROR and not bare.node_implicated
 
 
 def test_a_peer_address_is_not_a_suspect(catalogue, matcher):
     # "node3" appears only as the peer the connection was to.
-    a = attribute(catalogue, matcher, evidence(
-        "[rank1]: RuntimeError: [gloo/transport/tcp/pair.cc:598] Connection closed by peer [node3]:4321"))
+    a = attribute(
+        catalogue,
+        matcher,
+        evidence("[rank1]: RuntimeError: [gloo/transport/tcp/pair.cc:598] Connection closed by peer [node3]:4321"),
+    )
     assert a.failure_class is FailureClass.COMM_ERROR and not a.node_implicated and a.nodes == []
 
 
@@ -130,8 +153,12 @@ def test_traceback_frames_are_not_read_as_errors(catalogue, matcher):
 
 
 def test_down_nodes_mean_node_failure_on_them(catalogue, matcher):
-    ev = evidence(TIMEOUT.format(r=0), "[rank0]: RuntimeError: Connection reset by peer",
-                  job_state="NODE_FAIL", down_nodes=["node3"])
+    ev = evidence(
+        TIMEOUT.format(r=0),
+        "[rank0]: RuntimeError: Connection reset by peer",
+        job_state="NODE_FAIL",
+        down_nodes=["node3"],
+    )
     a = attribute(catalogue, matcher, ev)
     assert a.failure_class is FailureClass.NODE_FAILURE and a.nodes == ["node3"] and a.node_implicated
 
@@ -144,22 +171,35 @@ def test_job_state_decides_when_the_log_is_silent(catalogue, matcher):
 
 
 def test_user_cancel_is_not_recoverable(catalogue, matcher):
-    a = attribute(catalogue, matcher, evidence(
-        "slurmstepd: error: *** JOB 12 ON node1 CANCELLED AT 2030-01-01T10:00:00 ***", job_state="CANCELLED"))
+    a = attribute(
+        catalogue,
+        matcher,
+        evidence("slurmstepd: error: *** JOB 12 ON node1 CANCELLED AT 2030-01-01T10:00:00 ***", job_state="CANCELLED"),
+    )
     assert a.failure_class is FailureClass.SCHEDULER_LIMIT and a.recoverable_by_restart is False
 
 
 def test_time_limit_outranks_the_errors_its_kill_provokes(catalogue, matcher):
-    a = attribute(catalogue, matcher, evidence(
-        "[rank0]: RuntimeError: [gloo] Connection closed by peer [10.0.0.2]:99",
-        "slurmstepd: error: *** JOB 12 ON node1 CANCELLED AT 2030-01-01T10:00:00 DUE TO TIME LIMIT ***"))
+    a = attribute(
+        catalogue,
+        matcher,
+        evidence(
+            "[rank0]: RuntimeError: [gloo] Connection closed by peer [10.0.0.2]:99",
+            "slurmstepd: error: *** JOB 12 ON node1 CANCELLED AT 2030-01-01T10:00:00 DUE TO TIME LIMIT ***",
+        ),
+    )
     assert a.failure_class is FailureClass.SCHEDULER_LIMIT and a.pattern == "slurm-time-limit"
 
 
 def test_oom_kill_outranks_slurms_cancel(catalogue, matcher):
-    a = attribute(catalogue, matcher, evidence(
-        "slurmstepd: error: Detected 1 oom_kill event in StepId=12.0. Some of the step tasks have been OOM Killed.",
-        "slurmstepd: error: *** STEP 12.0 ON node2 CANCELLED AT 2030-01-01T10:00:00 ***"))
+    a = attribute(
+        catalogue,
+        matcher,
+        evidence(
+            "slurmstepd: error: Detected 1 oom_kill event in StepId=12.0. Some of the step tasks have been OOM Killed.",
+            "slurmstepd: error: *** STEP 12.0 ON node2 CANCELLED AT 2030-01-01T10:00:00 ***",
+        ),
+    )
     assert a.failure_class is FailureClass.HOST_OOM and not a.node_implicated
 
 
@@ -211,27 +251,32 @@ def test_srun_label_tags_a_rank(catalogue, matcher):
 
 
 def test_syslog_host_is_named(catalogue, matcher):
-    a = classify_text(catalogue, matcher,
-                      "Jan  3 04:05:06 gpu-a-17 kernel: [ 9.1] NVRM: Xid (PCI:0000:07:00): 79, pid=1, name=x, off")
+    a = classify_text(
+        catalogue, matcher, "Jan  3 04:05:06 gpu-a-17 kernel: [ 9.1] NVRM: Xid (PCI:0000:07:00): 79, pid=1, name=x, off"
+    )
     assert a.nodes == ["gpu-a-17"] and a.node_implicated
 
 
 def test_syslog_host_of_a_slurm_daemon_is_named(catalogue, matcher):
-    a = classify_text(catalogue, matcher,
-                      "Mar  9 10:11:12 gpu-b-03 slurmd[4410]: spank-prolog: error: pyxis: failed to import image")
+    a = classify_text(
+        catalogue, matcher, "Mar  9 10:11:12 gpu-b-03 slurmd[4410]: spank-prolog: error: pyxis: failed to import image"
+    )
     assert (a.failure_class, a.nodes, a.node_implicated) == (FailureClass.NODE_FAILURE, ["gpu-b-03"], True)
 
 
-@pytest.mark.parametrize("text", [
-    "gpu1:7:8 [0] NCCL INFO NET/Plugin: Plugin load returned 2 : libnccl-net.so: cannot open shared object file: "
-    "No such file or directory : when loading libnccl-net.so",
-    "iteration 77/900 | lm loss: 3.1E+00 | loss scale: 1.0 | number of skipped iterations: 0 | "
-    "number of nan iterations: 0 |",
-    "[INFO] [loss_scaler.py:1:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: "
-    "262144, reducing to 131072",
-    "/venv/lib/python3.10/site-packages/accelerate/x.py:9: FutureWarning: `foo` is deprecated\n  warnings.warn(",
-    "gpu1:7:8 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "gpu1:7:8 [0] NCCL INFO NET/Plugin: Plugin load returned 2 : libnccl-net.so: cannot open shared object file: "
+        "No such file or directory : when loading libnccl-net.so",
+        "iteration 77/900 | lm loss: 3.1E+00 | loss scale: 1.0 | number of skipped iterations: 0 | "
+        "number of nan iterations: 0 |",
+        "[INFO] [loss_scaler.py:1:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: "
+        "262144, reducing to 131072",
+        "/venv/lib/python3.10/site-packages/accelerate/x.py:9: FutureWarning: `foo` is deprecated\n  warnings.warn(",
+        "gpu1:7:8 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM",
+    ],
+)
 def test_benign_text_stays_benign(catalogue, matcher, text):
     a = classify_text(catalogue, matcher, text)
     assert a.failure_class is FailureClass.BENIGN and a.cause_layer is CauseLayer.BENIGN and a.pattern is None

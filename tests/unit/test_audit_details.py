@@ -39,24 +39,53 @@ SUBMITTED = "2026-03-01T09:00:00+00:00"
 TODAY: dict[EventType, dict] = {
     # respawn/detection/detector.py (_record_enrolment, _job_error, _observe)
     EventType.NOT_ENROLLED: {"reason": "no respawn comment", "submitted": SUBMITTED},
-    EventType.ENROLLED: {"environment": "demo", "mode": "action", "note": "", "refused": None,
-                         "submitted": SUBMITTED},
+    EventType.ENROLLED: {"environment": "demo", "mode": "action", "note": "", "refused": None, "submitted": SUBMITTED},
     EventType.WATCH_ERROR: {"error": "UnsafeOutput", "detail": "the job's output is a fifo"},
     EventType.JOB_COMPLETED: {"state": "COMPLETED", "exit_code": 0},
     EventType.JOB_ENDED: {"state": "CANCELLED", "exit_code": None},
     # workflows/incident.py
-    EventType.DETECTED: {"kind": "log_line", "line": "NVRM: Xid 79", "pattern": None, "node": "n2",
-                         "job_state": "RUNNING", "mode": "action", "environment": "demo"},
-    EventType.NOT_INTERRUPTED: {"why": "the attempt still ran 30 s after the suspicion", "line": "NCCL WARN",
-                                "job_state": "RUNNING", "suspected_at_step": 12, "last_step": 40},
-    EventType.ATTRIBUTED: {"node_implicated": True, "line": "NVRM: Xid 79", "recoverable_by_restart": True,
-                           "job_state": "FAILED", "down_nodes": [], "source": "runbooks", "hook_error": None,
-                           "hook_rationale": None, "hook_refused_nodes": [], "unknown": False,
-                           "last_lines": ["step 40/400"]},
+    EventType.DETECTED: {
+        "kind": "log_line",
+        "line": "NVRM: Xid 79",
+        "pattern": None,
+        "node": "n2",
+        "job_state": "RUNNING",
+        "mode": "action",
+        "environment": "demo",
+    },
+    EventType.NOT_INTERRUPTED: {
+        "why": "the attempt still ran 30 s after the suspicion",
+        "line": "NCCL WARN",
+        "job_state": "RUNNING",
+        "suspected_at_step": 12,
+        "last_step": 40,
+    },
+    EventType.ATTRIBUTED: {
+        "node_implicated": True,
+        "line": "NVRM: Xid 79",
+        "recoverable_by_restart": True,
+        "job_state": "FAILED",
+        "down_nodes": [],
+        "source": "runbooks",
+        "hook_error": None,
+        "hook_rationale": None,
+        "hook_refused_nodes": [],
+        "unknown": False,
+        "last_lines": ["step 40/400"],
+    },
     EventType.SYSTEMIC: {"reason": "3 of 3 nodes implicated"},
-    EventType.DECIDED: {"reason": "GPU fell off the bus", "exclude": ["n2"], "newly_excluded": ["n2"],
-                        "drain": ["n2"], "drain_backed": ["n2"], "systemic": False, "checkpoint_step": 30,
-                        "mode": "action", "interruption": "the attempt ended FAILED", "submitted": SUBMITTED},
+    EventType.DECIDED: {
+        "reason": "GPU fell off the bus",
+        "exclude": ["n2"],
+        "newly_excluded": ["n2"],
+        "drain": ["n2"],
+        "drain_backed": ["n2"],
+        "systemic": False,
+        "checkpoint_step": 30,
+        "mode": "action",
+        "interruption": "the attempt ended FAILED",
+        "submitted": SUBMITTED,
+    },
     EventType.OVERRIDE: {"who": "alice", "reason": "bad data shard"},
     EventType.STOPPED: {"reason": "not recoverable by a restart"},
     EventType.INCIDENT_CLOSED: {"phase": "resumed", "reason": "GPU fell off the bus"},
@@ -69,8 +98,13 @@ TODAY: dict[EventType, dict] = {
     EventType.ATTEMPT_STARTED: {},
     EventType.RESUMED: {"step": 31, "resumed_from": 30, "line": "step 31/400 loss 1.2"},
     # respawn/detection/watchdog.py
-    EventType.WATCHDOG_RELEASED: {"held_for_s": 130.25, "hold_timeout_s": 120.0, "restart_count": 1,
-                                  "excluded_nodes": ["n2"], "reason": "held 130 s without a decision"},
+    EventType.WATCHDOG_RELEASED: {
+        "held_for_s": 130.25,
+        "hold_timeout_s": 120.0,
+        "restart_count": 1,
+        "excluded_nodes": ["n2"],
+        "reason": "held 130 s without a decision",
+    },
     # activities/advice.py
     EventType.ADVISED: {"generation": 1, "exclude": ["n2"], "drain": [], "reason": "GPU fell off the bus"},
     EventType.RECONCILED: {"generation": 1, "status": "converged", "controller": "ctl", "detail": "ctl: done"},
@@ -78,8 +112,9 @@ TODAY: dict[EventType, dict] = {
 
 
 def event(event_type: EventType, details, **kw) -> AuditEvent:
-    return incident_event(event_type, incident_id="incident-c-7-0", cluster="c", job_id=7, attempt=0,
-                          details=details, **kw)
+    return incident_event(
+        event_type, incident_id="incident-c-7-0", cluster="c", job_id=7, attempt=0, details=details, **kw
+    )
 
 
 def test_every_event_type_has_a_model_that_names_every_field():
@@ -123,8 +158,9 @@ def test_rows_as_written_today_read_back_typed(tmp_path, event_type):
     assert model(**written).model_dump() == written
     audit = AuditTrail(tmp_path / "a.db")
     assert audit.record(event(event_type, written))
-    assert audit.record(AuditEvent(key="as-model", event_type=event_type, cluster="c", job_id=7,
-                                   details=model(**written)))
+    assert audit.record(
+        AuditEvent(key="as-model", event_type=event_type, cluster="c", job_id=7, details=model(**written))
+    )
     for row in audit.query():
         assert row.details == written  # the stored JSON keeps its shape
         assert row.typed_details == model(**written) and row.detail(model) == model(**written)
@@ -173,8 +209,13 @@ def test_a_newer_rows_unknown_key_lists_raw_and_is_left_out_typed(tmp_path):
     """A row a newer release wrote (read after a rollback) loads, lists as stored, and reads
     the fields this release knows; writing such a key is refused (test_a_misspelt_key_fails_on_write)."""
     audit = AuditTrail(tmp_path / "a.db")
-    newer = AuditEvent.model_construct(key="k", event_type=EventType.DECIDED, cluster="c", job_id=7,
-                                       details={"checkpoint_step": 30, "added_later": [1]})
+    newer = AuditEvent.model_construct(
+        key="k",
+        event_type=EventType.DECIDED,
+        cluster="c",
+        job_id=7,
+        details={"checkpoint_step": 30, "added_later": [1]},
+    )
     audit.record(newer)
     (row,) = audit.query()
     assert row.details == {"checkpoint_step": 30, "added_later": [1]}
@@ -182,16 +223,16 @@ def test_a_newer_rows_unknown_key_lists_raw_and_is_left_out_typed(tmp_path):
 
 
 def test_a_stored_value_of_the_wrong_type_fails_the_read_loudly():
-    row = AuditRow(id=1, key="k", event_type=EventType.RESUMED, cluster="c", job_id=7,
-                   details={"resumed_from": "latest"})
+    row = AuditRow(
+        id=1, key="k", event_type=EventType.RESUMED, cluster="c", job_id=7, details={"resumed_from": "latest"}
+    )
     with pytest.raises(ValidationError, match="resumed_from"):
         row.detail(ResumedDetails)
 
 
 def test_the_summaries_read_typed_details():
     def row(i: int, event_type: EventType, **kw) -> AuditRow:
-        return AuditRow(id=i, key=str(i), event_type=event_type, cluster="c", job_id=7,
-                        details=TODAY[event_type], **kw)
+        return AuditRow(id=i, key=str(i), event_type=event_type, cluster="c", job_id=7, details=TODAY[event_type], **kw)
 
     summary = AuditSummary()
     summary.fold(row(1, EventType.ENROLLED))
@@ -201,14 +242,24 @@ def test_the_summaries_read_typed_details():
     job, incident = summary.jobs[7], summary.incidents["i"]
     assert (job.environment, job.mode, job.ended, job.incidents) == ("demo", "action", "CANCELLED", ["i"])
     assert (incident.kind, incident.environment, incident.exclude, incident.phase) == (
-        "log_line", "demo", ["n2"], "resumed")
+        "log_line",
+        "demo",
+        ["n2"],
+        "resumed",
+    )
     assert incident.override == {"action": "deny", "who": "alice", "reason": "bad data shard", "exclude": []}
     assert describe(row(10, EventType.RESUMED)) == "step 31, resumed from checkpoint step 30"
     assert describe(row(11, EventType.RECONCILED)) == "ctl: done"
     assert describe(row(12, EventType.HELD)) == "GPU fell off the bus"
     assert reason_or_detail(EnrolledDetails(note="narrowed")) == ""
-    assert describe(AuditRow(id=13, key="13", event_type=EventType.ENROLLED, cluster="c", job_id=7,
-                             details={"note": "narrowed"})) == "narrowed"
+    assert (
+        describe(
+            AuditRow(
+                id=13, key="13", event_type=EventType.ENROLLED, cluster="c", job_id=7, details={"note": "narrowed"}
+            )
+        )
+        == "narrowed"
+    )
     assert describe(row(14, EventType.DETECTED)) == "log_line: NVRM: Xid 79"
     assert DetectedDetails(**TODAY[EventType.DETECTED]).kind == "log_line"
 
@@ -217,6 +268,7 @@ def test_the_summaries_read_typed_details():
 # from its DECIDED row. Rows stored as the workflow writes them must keep feeding it: renaming
 # the field, in the model, the writer or the reader, fails here.
 
+
 def _decided(attempt: int, step: int | None) -> dict:
     return {**TODAY[EventType.DECIDED], "checkpoint_step": step}
 
@@ -224,34 +276,86 @@ def _decided(attempt: int, step: int | None) -> dict:
 def test_past_incidents_read_the_checkpoint_step_of_stored_rows(tmp_path):
     audit = AuditTrail(tmp_path / "a.db")
     for attempt, step in enumerate([10, 20, None]):
-        audit.record(incident_event(EventType.DECIDED, incident_id=f"i{attempt}", cluster="c", job_id=7,
-                                    attempt=attempt, acted=True, failure_class="gpu_hardware",
-                                    details=_decided(attempt, step)))
+        audit.record(
+            incident_event(
+                EventType.DECIDED,
+                incident_id=f"i{attempt}",
+                cluster="c",
+                job_id=7,
+                attempt=attempt,
+                acted=True,
+                failure_class="gpu_hardware",
+                details=_decided(attempt, step),
+            )
+        )
     incidents = past_incidents(audit.query(event_types=[EventType.DECIDED]), attempt=3)
     assert [(i.attempt, i.checkpoint_step) for i in incidents] == [(0, 10), (1, 20), (2, None)]
 
 
 async def test_the_checkpoint_budget_stops_a_job_whose_stored_rows_show_no_new_checkpoint(tmp_path):
-    services = build_services(ClusterConfig.model_validate({
-        "cluster": "c", "environments": {"demo": {"max_mode": "action"}},
-        "logs": {"job_output": str(tmp_path / "slurm-{job_id}.out")}, "audit_db": str(tmp_path / "audit.db"),
-    }))
+    services = build_services(
+        ClusterConfig.model_validate(
+            {
+                "cluster": "c",
+                "environments": {"demo": {"max_mode": "action"}},
+                "logs": {"job_output": str(tmp_path / "slurm-{job_id}.out")},
+                "audit_db": str(tmp_path / "audit.db"),
+            }
+        )
+    )
     submitted = datetime.now(UTC) - timedelta(hours=1)
-    services.audit.record(AuditEvent(key="c/7/enrolled", event_type=EventType.ENROLLED, cluster="c", job_id=7,
-                                     details={**TODAY[EventType.ENROLLED], "submitted": submitted.isoformat()}))
+    services.audit.record(
+        AuditEvent(
+            key="c/7/enrolled",
+            event_type=EventType.ENROLLED,
+            cluster="c",
+            job_id=7,
+            details={**TODAY[EventType.ENROLLED], "submitted": submitted.isoformat()},
+        )
+    )
     for attempt in range(2):  # two attempts failed at the same checkpoint
-        services.audit.record(incident_event(
-            EventType.DECIDED, incident_id=f"i{attempt}", cluster="c", job_id=7, attempt=attempt, acted=True,
-            failure_class="gpu_hardware", nodes=[],
-            details={**_decided(attempt, 10), "submitted": submitted.isoformat(), "exclude": []}))
-    incident = IncidentInput(cluster="c", job_id=7, attempt=2, submitted=submitted, environment="demo",
-                             mode=Mode.ACTION, settle_s=1, cascade_wait_s=0, follow_timeout_s=60)
-    evidence = Evidence(cluster="c", job_id=7, attempt=2, job_state="FAILED", nodes=["n1", "n2"],
-                        lines=[LogLine(text="NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, "
-                                            "GPU has fallen off the bus.", seq=0)])
-    gathered = Gathered(evidence=evidence, log_end=0, checkpoint_step=10, cluster_nodes=["n1", "n2", "n3", "n4"],
-                        excluded_nodes=[], job_state="FAILED")
+        services.audit.record(
+            incident_event(
+                EventType.DECIDED,
+                incident_id=f"i{attempt}",
+                cluster="c",
+                job_id=7,
+                attempt=attempt,
+                acted=True,
+                failure_class="gpu_hardware",
+                nodes=[],
+                details={**_decided(attempt, 10), "submitted": submitted.isoformat(), "exclude": []},
+            )
+        )
+    incident = IncidentInput(
+        cluster="c",
+        job_id=7,
+        attempt=2,
+        submitted=submitted,
+        environment="demo",
+        mode=Mode.ACTION,
+        settle_s=1,
+        cascade_wait_s=0,
+        follow_timeout_s=60,
+    )
+    evidence = Evidence(
+        cluster="c",
+        job_id=7,
+        attempt=2,
+        job_state="FAILED",
+        nodes=["n1", "n2"],
+        lines=[LogLine(text="NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus.", seq=0)],
+    )
+    gathered = Gathered(
+        evidence=evidence,
+        log_end=0,
+        checkpoint_step=10,
+        cluster_nodes=["n1", "n2", "n3", "n4"],
+        excluded_nodes=[],
+        job_state="FAILED",
+    )
     assessment = await AssessmentActivities(services).assess(
-        AssessRequest(incident=incident, incident_id="i2", gathered=gathered))
+        AssessRequest(incident=incident, incident_id="i2", gathered=gathered)
+    )
     assert assessment.decision.action.value == "stop", assessment.decision.reason
     assert "no new checkpoint across" in assessment.decision.reason

@@ -24,23 +24,30 @@ XID = "[ 812.4] NVRM: Xid (PCI:0000:3b:00): {code}, pid='<unknown>', name=<unkno
 # (line, the benign pattern that vetoes it, the failure pattern it would otherwise hit)
 VETOED = [
     (XID.format(code=14, text="Fake error injected"), "xid-informational", "xid-other"),
-    (XID.format(code=93, text="Non-fatal violation of provisioned InfoROM wear limit"), "xid-informational",
-     "xid-other"),
+    (
+        XID.format(code=93, text="Non-fatal violation of provisioned InfoROM wear limit"),
+        "xid-informational",
+        "xid-other",
+    ),
     (XID.format(code=106, text="SMBPBI test message"), "xid-informational", "xid-other"),
     (XID.format(code=107, text="SMBPBI test message silent"), "xid-informational", "xid-other"),
     (XID.format(code=121, text="C2C link corrected error"), "xid-informational", "xid-other"),
-    (XID.format(code=162, text="Power smoothing HW circuitry capability disabled"), "xid-informational",
-     "xid-other"),
+    (XID.format(code=162, text="Power smoothing HW circuitry capability disabled"), "xid-informational", "xid-other"),
     (XID.format(code=165, text="Power smoothing"), "xid-informational", "xid-other"),
-    (XID.format(code=154, text="GPU recovery action changed from 0x1 (GPU Reset Required) to 0x0 (None)"),
-     "xid-recovery-none", "xid-other"),
-    ('[rank3]:[W1101 10:00:00.1 ProcessGroupNCCL.cpp:1771] [PG ID 0 PG GUID 0(default_pg) Rank 3] Failed to '
-     'check the "should dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: '
-     'Connection reset by peer', "tcpstore-should-dump", "connection-lost"),
-    ("cn7:411:499 [2] NCCL WARN Cuda failure 'driver shutting down'", "nccl-driver-shutting-down",
-     "nccl-cuda-error"),
-    ("cn7:411:499 [2] NCCL WARN Cuda failure 4 'driver shutting down'", "nccl-driver-shutting-down",
-     "nccl-cuda-error"),
+    (
+        XID.format(code=154, text="GPU recovery action changed from 0x1 (GPU Reset Required) to 0x0 (None)"),
+        "xid-recovery-none",
+        "xid-other",
+    ),
+    (
+        "[rank3]:[W1101 10:00:00.1 ProcessGroupNCCL.cpp:1771] [PG ID 0 PG GUID 0(default_pg) Rank 3] Failed to "
+        'check the "should dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: '
+        "Connection reset by peer",
+        "tcpstore-should-dump",
+        "connection-lost",
+    ),
+    ("cn7:411:499 [2] NCCL WARN Cuda failure 'driver shutting down'", "nccl-driver-shutting-down", "nccl-cuda-error"),
+    ("cn7:411:499 [2] NCCL WARN Cuda failure 4 'driver shutting down'", "nccl-driver-shutting-down", "nccl-cuda-error"),
 ]
 
 
@@ -57,10 +64,15 @@ STILL_FAILURES = [
     (XID.format(code=79, text="GPU has fallen off the bus."), "xid-fatal"),
     (XID.format(code=45, text="Ch 00000010"), "xid-other"),
     (XID.format(code=13, text="Graphics SM Warp Exception"), "xid-application"),
-    (XID.format(code=154, text="GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)"),
-     "xid-recovery-action"),
-    ("[rank3]:[W1101 10:00:00.1 TCPStore.cpp:106] [c10d] sendBytes failed on SocketImpl(fd=62, "
-     "addr=[::ffff:10.0.0.3]:54761, remote=[::ffff:10.0.0.1]:29500): Broken pipe", "connection-lost"),
+    (
+        XID.format(code=154, text="GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)"),
+        "xid-recovery-action",
+    ),
+    (
+        "[rank3]:[W1101 10:00:00.1 TCPStore.cpp:106] [c10d] sendBytes failed on SocketImpl(fd=62, "
+        "addr=[::ffff:10.0.0.3]:54761, remote=[::ffff:10.0.0.1]:29500): Broken pipe",
+        "connection-lost",
+    ),
     ("cn7:411:499 [2] NCCL WARN Cuda failure 'an illegal memory access was encountered'", "cuda-illegal-address"),
     ("cn7:411:499 [2] NCCL WARN Cuda failure 'invalid argument'", "nccl-cuda-error"),
 ]
@@ -87,38 +99,86 @@ def test_vetoes_sit_where_the_issue_puts_them(catalogue: Catalogue):
 
 # (line, pattern, class, layer)
 FAMILIES = [
-    ("[ 77.1] Kernel panic - not syncing: Out of memory: system-wide panic_on_oom is enabled", "kernel-panic-oom",
-     C.HOST_OOM, L.APPLICATION),
-    ("[ 77.1] Kernel panic - not syncing: Out of memory and no killable processes...", "kernel-panic-oom",
-     C.HOST_OOM, L.APPLICATION),
-    ("[ 77.1] Kernel panic - not syncing: System is deadlocked on memory", "kernel-panic-oom", C.HOST_OOM,
-     L.APPLICATION),
-    ("OSError: [Errno 30] Read-only file system: '/spareparts'", "read-only-filesystem", C.STORAGE,
-     L.APPLICATION),
-    ("2023-02-08 10:45:59,939 pid:13172 MainThread worker ERROR    [Errno 30] Read-only file system: "
-     "'tmp_trainer'", "read-only-filesystem", C.STORAGE, L.APPLICATION),
-    ("[ 531.1] blk_update_request: I/O error, dev nvme0n1, sector 100492368 op 0x1:(WRITE) flags 0x104000 "
-     "phys_seg 16 prio class 0", "kernel-block-io-error", C.STORAGE, L.STORAGE),
+    (
+        "[ 77.1] Kernel panic - not syncing: Out of memory: system-wide panic_on_oom is enabled",
+        "kernel-panic-oom",
+        C.HOST_OOM,
+        L.APPLICATION,
+    ),
+    (
+        "[ 77.1] Kernel panic - not syncing: Out of memory and no killable processes...",
+        "kernel-panic-oom",
+        C.HOST_OOM,
+        L.APPLICATION,
+    ),
+    (
+        "[ 77.1] Kernel panic - not syncing: System is deadlocked on memory",
+        "kernel-panic-oom",
+        C.HOST_OOM,
+        L.APPLICATION,
+    ),
+    ("OSError: [Errno 30] Read-only file system: '/spareparts'", "read-only-filesystem", C.STORAGE, L.APPLICATION),
+    (
+        "2023-02-08 10:45:59,939 pid:13172 MainThread worker ERROR    [Errno 30] Read-only file system: 'tmp_trainer'",
+        "read-only-filesystem",
+        C.STORAGE,
+        L.APPLICATION,
+    ),
+    (
+        "[ 531.1] blk_update_request: I/O error, dev nvme0n1, sector 100492368 op 0x1:(WRITE) flags 0x104000 "
+        "phys_seg 16 prio class 0",
+        "kernel-block-io-error",
+        C.STORAGE,
+        L.STORAGE,
+    ),
     ("[ 519.2] nvme nvme0: I/O 39 QID 3 timeout, aborting", "kernel-block-io-error", C.STORAGE, L.STORAGE),
-    ("[ 531.1] nvme0n1: Write(0x1) @ LBA 100492368, 2048 blocks, Data Transfer Error (sct 0x0 / sc 0x4)",
-     "kernel-block-io-error", C.STORAGE, L.STORAGE),
-    ("[ 532.0] Buffer I/O error on dev sdb1, logical block 7712, lost async page write", "kernel-block-io-error",
-     C.STORAGE, L.STORAGE),
-    ("[ 533.0] EXT4-fs error (device nvme0n1p1): ext4_find_entry:1455: inode #2: comm python: reading directory "
-     "lblock 0", "kernel-block-io-error", C.STORAGE, L.STORAGE),
-    ("[ 533.1] EXT4-fs (nvme0n1p1): Remounting filesystem read-only", "kernel-block-io-error", C.STORAGE,
-     L.STORAGE),
-    ("[ 533.2] nvme nvme1: controller is down; will reset: CSTS=0xffffffff, PCI_STATUS=0xffff",
-     "kernel-block-io-error", C.STORAGE, L.STORAGE),
+    (
+        "[ 531.1] nvme0n1: Write(0x1) @ LBA 100492368, 2048 blocks, Data Transfer Error (sct 0x0 / sc 0x4)",
+        "kernel-block-io-error",
+        C.STORAGE,
+        L.STORAGE,
+    ),
+    (
+        "[ 532.0] Buffer I/O error on dev sdb1, logical block 7712, lost async page write",
+        "kernel-block-io-error",
+        C.STORAGE,
+        L.STORAGE,
+    ),
+    (
+        "[ 533.0] EXT4-fs error (device nvme0n1p1): ext4_find_entry:1455: inode #2: comm python: reading directory "
+        "lblock 0",
+        "kernel-block-io-error",
+        C.STORAGE,
+        L.STORAGE,
+    ),
+    ("[ 533.1] EXT4-fs (nvme0n1p1): Remounting filesystem read-only", "kernel-block-io-error", C.STORAGE, L.STORAGE),
+    (
+        "[ 533.2] nvme nvme1: controller is down; will reset: CSTS=0xffffffff, PCI_STATUS=0xffff",
+        "kernel-block-io-error",
+        C.STORAGE,
+        L.STORAGE,
+    ),
     ("OSError: [Errno 5] Input/output error: '/scratch/run7/ckpt.pt'", "io-error", C.STORAGE, L.STORAGE),
-    ("|                           | Fail - GPU: 0                                  |", "dcgm-diag-fail",
-     C.GPU_HARDWARE, L.AMBIGUOUS),
-    ("| Memory                    | Fail - All                                     |", "dcgm-diag-fail",
-     C.GPU_HARDWARE, L.AMBIGUOUS),
+    (
+        "|                           | Fail - GPU: 0                                  |",
+        "dcgm-diag-fail",
+        C.GPU_HARDWARE,
+        L.AMBIGUOUS,
+    ),
+    (
+        "| Memory                    | Fail - All                                     |",
+        "dcgm-diag-fail",
+        C.GPU_HARDWARE,
+        L.AMBIGUOUS,
+    ),
     ("2000      [nan]         [nan]         [nan]", "nan-loss", C.NUMERICAL, L.APPLICATION),
     ("5000      [1.2e-01, inf]    [3.0e-01, nan]    []", "nan-loss", C.NUMERICAL, L.APPLICATION),
-    ("WARNING  : Skipping prediction for ERA5 because of 40320 NaN in tc_tokens.", "non-finite-detected",
-     C.NUMERICAL, L.APPLICATION),
+    (
+        "WARNING  : Skipping prediction for ERA5 because of 40320 NaN in tc_tokens.",
+        "non-finite-detected",
+        C.NUMERICAL,
+        L.APPLICATION,
+    ),
 ]
 
 
@@ -167,21 +227,25 @@ def test_an_oom_panic_outranks_the_kernel_fatal_reading(catalogue: Catalogue, ma
 
 
 def test_a_local_disk_failing_blames_the_node(catalogue: Catalogue, matcher: Matcher):
-    text = "\n".join([
-        "[  519.201025] nvme nvme0: I/O 39 QID 3 timeout, aborting",
-        "[  531.168257] blk_update_request: I/O error, dev nvme0n1, sector 100492368 op 0x1:(WRITE) flags 0x104000",
-        "OSError: [Errno 5] Input/output error: '/local/scratch/shard7.bin'",
-    ])
+    text = "\n".join(
+        [
+            "[  519.201025] nvme nvme0: I/O 39 QID 3 timeout, aborting",
+            "[  531.168257] blk_update_request: I/O error, dev nvme0n1, sector 100492368 op 0x1:(WRITE) flags 0x104000",
+            "OSError: [Errno 5] Input/output error: '/local/scratch/shard7.bin'",
+        ]
+    )
     a = classify_text(catalogue, matcher, text)
     assert (a.failure_class, a.pattern) == (C.STORAGE, "kernel-block-io-error")
     assert a.node_implicated
 
 
 def test_a_disk_remounted_read_only_is_the_storage_not_the_path(catalogue: Catalogue, matcher: Matcher):
-    text = "\n".join([
-        "[ 533.1] EXT4-fs (nvme0n1p1): Remounting filesystem read-only",
-        "OSError: [Errno 30] Read-only file system: '/local/scratch/ckpt'",
-    ])
+    text = "\n".join(
+        [
+            "[ 533.1] EXT4-fs (nvme0n1p1): Remounting filesystem read-only",
+            "OSError: [Errno 30] Read-only file system: '/local/scratch/ckpt'",
+        ]
+    )
     a = classify_text(catalogue, matcher, text)
     assert (a.failure_class, a.cause_layer, a.pattern) == (C.STORAGE, L.STORAGE, "kernel-block-io-error")
     alone = classify_text(catalogue, matcher, "OSError: [Errno 30] Read-only file system: '/local/scratch/ckpt'")
@@ -189,12 +253,14 @@ def test_a_disk_remounted_read_only_is_the_storage_not_the_path(catalogue: Catal
 
 
 def test_the_store_warning_leaves_the_store_error_decide(catalogue: Catalogue, matcher: Matcher):
-    text = "\n".join([
-        '[rank0]:[W510 09:16:33.3 ProcessGroupNCCL.cpp:1771] [PG ID 0 PG GUID 0 Rank 0] Failed to check the '
-        '"should dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: Broken pipe',
-        "[rank0]:[W510 09:16:34.3 TCPStore.cpp:106] [c10d] sendBytes failed on SocketImpl(fd=62, "
-        "addr=[::ffff:10.0.0.3]:54761, remote=[::ffff:10.0.0.3]:46989): Broken pipe",
-    ])
+    text = "\n".join(
+        [
+            "[rank0]:[W510 09:16:33.3 ProcessGroupNCCL.cpp:1771] [PG ID 0 PG GUID 0 Rank 0] Failed to check the "
+            '"should dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: Broken pipe',
+            "[rank0]:[W510 09:16:34.3 TCPStore.cpp:106] [c10d] sendBytes failed on SocketImpl(fd=62, "
+            "addr=[::ffff:10.0.0.3]:54761, remote=[::ffff:10.0.0.3]:46989): Broken pipe",
+        ]
+    )
     a = classify_text(catalogue, matcher, text)
     assert (a.failure_class, a.pattern) == (C.COMM_ERROR, "connection-lost")
     assert "sendBytes" in a.line

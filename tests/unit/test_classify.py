@@ -24,12 +24,25 @@ def test_answers_in_input_order_with_the_contract_fields(catalogue):
     )
     assert status == 0
     assert [a["id"] for a in answers] == ["x1", "x2", 3]
-    assert answers[0] == {"id": "x1", "failure_class": "interconnect", "cause_layer": "infrastructure_network",
-                          "node_implicated": True, "nodes": ["gpu9"], "recoverable_by_restart": True,
-                          "pattern": "nccl-ib-completion-error"}
+    assert answers[0] == {
+        "id": "x1",
+        "failure_class": "interconnect",
+        "cause_layer": "infrastructure_network",
+        "node_implicated": True,
+        "nodes": ["gpu9"],
+        "recoverable_by_restart": True,
+        "pattern": "nccl-ib-completion-error",
+    }
     assert answers[1]["failure_class"] == "app_error" and answers[1]["recoverable_by_restart"] is False
-    assert answers[2] == {"id": 3, "failure_class": "benign", "cause_layer": "benign", "node_implicated": False,
-                          "nodes": [], "recoverable_by_restart": None, "pattern": None}
+    assert answers[2] == {
+        "id": 3,
+        "failure_class": "benign",
+        "cause_layer": "benign",
+        "node_implicated": False,
+        "nodes": [],
+        "recoverable_by_restart": None,
+        "pattern": None,
+    }
 
 
 def test_malformed_lines_get_an_error_in_place_and_the_run_goes_on(catalogue):
@@ -53,7 +66,7 @@ def test_malformed_lines_get_an_error_in_place_and_the_run_goes_on(catalogue):
 
 
 def test_multi_line_excerpt_is_one_answer(catalogue):
-    text = "Traceback (most recent call last):\n  File \"t.py\", line 1, in <module>\nImportError: cannot import x"
+    text = 'Traceback (most recent call last):\n  File "t.py", line 1, in <module>\nImportError: cannot import x'
     status, answers = classify(catalogue, item("tb", text))
     assert status == 0 and len(answers) == 1 and answers[0]["pattern"] == "python-import-error"
 
@@ -79,7 +92,9 @@ def test_loads_the_built_in_runbooks_by_default():
 
 
 def test_bad_utf8_on_a_byte_stream_is_one_malformed_line(catalogue):
-    raw = (item("a", "Killed") + "\n").encode() + b'{"id": "b", "text": "\xff\xfe"}\n' + (item("c", "x") + "\n").encode()
+    raw = (
+        (item("a", "Killed") + "\n").encode() + b'{"id": "b", "text": "\xff\xfe"}\n' + (item("c", "x") + "\n").encode()
+    )
     stream = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8")
     out = io.StringIO()
     assert run(stream, out, catalogue) == 0

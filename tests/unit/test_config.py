@@ -49,8 +49,13 @@ def test_environment_defaults_to_observe(tmp_path):
         ("cluster: [", "not valid YAML"),
         ("- a\n- b\n", "expected a mapping"),
         (GOOD.replace("max_mode: action", "max_mode: yolo"), "environments.research.max_mode"),
-        (GOOD.replace("  ssh: {host: login1, port: 22, client_key: /etc/respawn/id, known_hosts: /etc/respawn/known_hosts}\n", ""),
-         "needs an 'ssh' section"),
+        (
+            GOOD.replace(
+                "  ssh: {host: login1, port: 22, client_key: /etc/respawn/id, known_hosts: /etc/respawn/known_hosts}\n",
+                "",
+            ),
+            "needs an 'ssh' section",
+        ),
         (GOOD.replace("budgets: {max_restarts: 5}", "budgets: {max_restarts: -1}"), "budgets.max_restarts"),
         (GOOD + "surprise: 1\n", "surprise"),
         (GOOD.replace("cluster: gpu-a", "cluster: 'a b; rm'"), "cluster"),
@@ -71,10 +76,13 @@ def test_missing_file(tmp_path):
 
 # --- An environment may be bound to partitions, accounts and/or users (issue 10). ---
 
+
 def test_environment_binding_loads_and_is_optional(tmp_path):
-    text = GOOD.replace("  research: {max_mode: action}\n",
-                        "  research:\n    max_mode: action\n"
-                        "    allow: {partitions: [gpu, gpu-large], accounts: [ml-prod], users: [alice, bob_2]}\n")
+    text = GOOD.replace(
+        "  research: {max_mode: action}\n",
+        "  research:\n    max_mode: action\n"
+        "    allow: {partitions: [gpu, gpu-large], accounts: [ml-prod], users: [alice, bob_2]}\n",
+    )
     config = load_config(write(tmp_path, text))
     allow = config.environments["research"].allow
     assert (allow.partitions, allow.accounts, allow.users) == (["gpu", "gpu-large"], ["ml-prod"], ["alice", "bob_2"])
@@ -107,13 +115,23 @@ def test_a_bad_binding_gives_one_line_naming_the_problem(tmp_path, allow, messag
 
 # --- A key given twice is an error, in the configuration and in runbooks (respawn/config/yamlfile.py). ---
 
-@pytest.mark.parametrize(("text", "line", "key"), [
-    (GOOD + "budgets: {max_restarts: 0}\n", 14, "budgets"),  # the second one, lower down, would have won
-    (GOOD.replace("  research: {max_mode: action}\n", "  research: {max_mode: observe, max_mode: action}\n"),
-     8, "max_mode"),
-    (GOOD.replace("  prod: {max_mode: observe}\n", "  prod: {max_mode: observe}\n  prod: {max_mode: action}\n"),
-     8, "prod"),
-])
+
+@pytest.mark.parametrize(
+    ("text", "line", "key"),
+    [
+        (GOOD + "budgets: {max_restarts: 0}\n", 14, "budgets"),  # the second one, lower down, would have won
+        (
+            GOOD.replace("  research: {max_mode: action}\n", "  research: {max_mode: observe, max_mode: action}\n"),
+            8,
+            "max_mode",
+        ),
+        (
+            GOOD.replace("  prod: {max_mode: observe}\n", "  prod: {max_mode: observe}\n  prod: {max_mode: action}\n"),
+            8,
+            "prod",
+        ),
+    ],
+)
 def test_a_duplicate_key_is_one_line_naming_its_line_not_last_one_wins(tmp_path, text, line, key):
     path = write(tmp_path, text)
     with pytest.raises(ConfigError) as err:
@@ -132,8 +150,9 @@ def test_runbooks_and_progress_patterns_refuse_a_duplicate_key(tmp_path):
     from respawn.sources.progress import ProgressPatterns
 
     book = (Path(__file__).parents[2] / "runbooks" / "storage.yaml").read_text()
-    (tmp_path / "storage.yaml").write_text("priority: 10\n" + book.replace("priority:", "# priority:")
-                                           + "priority: 90\n")
+    (tmp_path / "storage.yaml").write_text(
+        "priority: 10\n" + book.replace("priority:", "# priority:") + "priority: 90\n"
+    )
     with pytest.raises(RunbookError, match=r"storage\.yaml: line \d+: duplicate key 'priority'$"):
         Catalogue.load(tmp_path)
     (tmp_path / "progress").mkdir()
@@ -144,12 +163,14 @@ def test_runbooks_and_progress_patterns_refuse_a_duplicate_key(tmp_path):
 
 # --- `respawn config` checks the files that hold secrets (respawn/config/secretfiles.py). ---
 
+
 def secrets_config(tmp_path: Path, tokens: str, mode: int = 0o600) -> Path:
     key = tmp_path / "id_ed25519"
     key.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n...\n")
     key.chmod(0o600)
-    path = write(tmp_path, GOOD.replace("client_key: /etc/respawn/id", f"client_key: {key}")
-                 + f"server:\n  tokens:\n{tokens}")
+    path = write(
+        tmp_path, GOOD.replace("client_key: /etc/respawn/id", f"client_key: {key}") + f"server:\n  tokens:\n{tokens}"
+    )
     path.chmod(mode)
     return path
 
@@ -175,16 +196,22 @@ def test_config_reports_a_missing_or_open_token_file_and_an_open_key_naming_the_
     token.write_text("controller-token-0123456789\n")
     token.chmod(0o644)
     (tmp_path / "id_ed25519").touch()
-    path = secrets_config(tmp_path, f"    - {{name: controller, token_file: {token}, scopes: [read, write]}}\n"
-                                    f"    - {{name: gone, token_file: {tmp_path}/gone.token, scopes: [read]}}\n")
+    path = secrets_config(
+        tmp_path,
+        f"    - {{name: controller, token_file: {token}, scopes: [read, write]}}\n"
+        f"    - {{name: gone, token_file: {tmp_path}/gone.token, scopes: [read]}}\n",
+    )
     (tmp_path / "id_ed25519").chmod(0o640)
     rc, said = respawn_config(path, capsys)
     assert rc == 1
     lines = said.splitlines()
-    assert f"{path}: server.tokens[controller].token_file: {token}: group or others have access (mode 0644):" \
-           f" chmod 600 {token}" in lines
-    assert any(line.startswith(f"{path}: server.tokens[gone].token_file: {tmp_path}/gone.token: missing")
-               for line in lines)
+    assert (
+        f"{path}: server.tokens[controller].token_file: {token}: group or others have access (mode 0644):"
+        f" chmod 600 {token}" in lines
+    )
+    assert any(
+        line.startswith(f"{path}: server.tokens[gone].token_file: {tmp_path}/gone.token: missing") for line in lines
+    )
     assert any("scheduler.ssh.client_key" in line and "mode 0640" in line and "chmod 600" in line for line in lines)
     assert lines[-1] == f"{path}: 3 problem(s) with secret files"
     assert "controller-token-0123456789" not in said  # a secret is never echoed

@@ -22,16 +22,20 @@ SUBMITTED = NOW - timedelta(hours=1)
 NODES = ["node1", "node2", "node3"]
 
 CRASH = "[rank1]: RuntimeError: CUDA error: unspecified launch failure"  # onset: certain
-HANDLED = ("batch-size probe: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB "
-           "(GPU 0; 79.15 GiB total capacity). Falling back to batch size 3")  # what the sandbox's job survives
+HANDLED = (
+    "batch-size probe: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB "
+    "(GPU 0; 79.15 GiB total capacity). Falling back to batch size 3"
+)  # what the sandbox's job survives
 CANCELLED = "slurmstepd: error: *** JOB 7 ON node1 CANCELLED AT 2026-06-01T12:00:00 ***"
 TIME_LIMIT = "slurmstepd: error: *** JOB 7 ON node1 CANCELLED AT 2026-06-01T12:00:00 DUE TO TIME LIMIT ***"
 XID = "NVRM: Xid (PCI:0000:3b:00): 79, pid=123, name=python, GPU has fallen off the bus."
 KERNEL_AT = NOW - timedelta(seconds=3)
 KERNEL = f"{KERNEL_AT.isoformat(timespec='microseconds')} node2 kernel: [ 99.000001] {XID}"
 METRICS = "respawn-metrics: Hostname=node2 gpu=0 DCGM_FI_DEV_XID_ERRORS=79 (new)"
-SLOWDOWN = ("respawn-detector: slowdown: rank 1 on node2 is 3.0x slower than its peers (score 0.33, compute 3.000 s)"
-            " for 130.0 s")
+SLOWDOWN = (
+    "respawn-detector: slowdown: rank 1 on node2 is 3.0x slower than its peers (score 0.33, compute 3.000 s)"
+    " for 130.0 s"
+)
 
 
 def running(**changes) -> JobInfo:
@@ -43,8 +47,9 @@ def settings(matcher, limit: int = 20) -> RuleSettings:
     return RuleSettings(cluster="c1", matcher=matcher, max_signals_per_attempt=limit)
 
 
-def poll(matcher, job: JobInfo, state: WatchState = WatchState(), *, read_from: int = 0, limit: int = 20,
-         **seen) -> Outcome:
+def poll(
+    matcher, job: JobInfo, state: WatchState = WatchState(), *, read_from: int = 0, limit: int = 20, **seen
+) -> Outcome:
     """One poll of one job, as the detector makes it: advance, then judge."""
     return rules.judge(job, rules.advance(state, job, read_from), Seen(now=NOW, **seen), settings(matcher, limit))
 
@@ -57,8 +62,13 @@ def kinds(outcome: Outcome) -> list[DetectionKind]:
 
 
 def test_a_crash_line_is_one_detection_of_the_attempt_and_opens_its_incident(matcher):
-    out = poll(matcher, running(), lines=["[rank0]: step 4 loss 0.9", CRASH], read_from=120,
-               modified=lambda: NOW - timedelta(seconds=2))
+    out = poll(
+        matcher,
+        running(),
+        lines=["[rank0]: step 4 loss 0.9", CRASH],
+        read_from=120,
+        modified=lambda: NOW - timedelta(seconds=2),
+    )
     [found] = out.detections
     assert (found.kind, found.pattern, found.line) == (DetectionKind.LOG_LINE, "cuda-launch-failure", CRASH)
     assert (found.job_id, found.attempt, found.submitted, found.job_state) == (7, 0, SUBMITTED, "RUNNING")
@@ -141,8 +151,9 @@ def test_a_job_that_ended_failed_is_one_detection_and_its_end_is_handled(matcher
     assert later.detections == () and later.state is out.state
 
 
-@pytest.mark.parametrize(("state", "event"), [("CANCELLED", EventType.JOB_ENDED),
-                                              ("COMPLETED", EventType.JOB_COMPLETED)])
+@pytest.mark.parametrize(
+    ("state", "event"), [("CANCELLED", EventType.JOB_ENDED), ("COMPLETED", EventType.JOB_COMPLETED)]
+)
 def test_an_end_as_meant_records_it_and_opens_nothing(matcher, state, event):
     job = running(state=state, end_time=NOW, exit_code=0)
     out = poll(matcher, job, lines=[CANCELLED] if state == "CANCELLED" else [])
@@ -160,8 +171,9 @@ def test_a_requeue_by_slurm_starts_the_next_attempt_afresh(matcher):
     # Requeued: the new restart count, not running yet. Slurm may still show the old
     # attempt's FAILED, and the teardown still names the old nodes: none of it is news.
     requeued = running(state="FAILED", restart_count=1, end_time=NOW)
-    pending = poll(matcher, requeued, state, read_from=500, lines=["srun: error: node1: task 0: Killed", CRASH],
-                   down={"node1"})
+    pending = poll(
+        matcher, requeued, state, read_from=500, lines=["srun: error: node1: task 0: Killed", CRASH], down={"node1"}
+    )
     assert pending.detections == () and not pending.state.ended
     assert (pending.state.attempt, pending.state.attempt_offset, pending.state.seq) == (1, 500, 0)
     assert pending.state.requeued and pending.state.sent == frozenset()
@@ -190,8 +202,12 @@ def test_a_job_that_ended_before_the_detector_started_is_history():
 
 
 def test_nodes_slurm_reports_down_or_not_responding():
-    nodes = [NodeInfo(name="node1", state="down"), NodeInfo(name="node2", state="allocated", flags=["NOT_RESPONDING"]),
-             NodeInfo(name="node3", state="allocated", flags=["DRAIN"]), NodeInfo(name="node4", state="idle")]
+    nodes = [
+        NodeInfo(name="node1", state="down"),
+        NodeInfo(name="node2", state="allocated", flags=["NOT_RESPONDING"]),
+        NodeInfo(name="node3", state="allocated", flags=["DRAIN"]),
+        NodeInfo(name="node4", state="idle"),
+    ]
     assert rules.unreachable(nodes) == {"node1", "node2"}
 
 

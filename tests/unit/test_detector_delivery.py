@@ -27,10 +27,14 @@ class FlakyTemporal:
 
 
 async def test_detection_made_while_temporal_is_down_is_sent_at_the_next_poll(tmp_path):
-    config = ClusterConfig.model_validate({
-        "cluster": "c1", "environments": {"demo": {"max_mode": "action"}},
-        "logs": {"job_output": str(tmp_path / "slurm-{job_id}.out")}, "audit_db": str(tmp_path / "audit.db"),
-    })
+    config = ClusterConfig.model_validate(
+        {
+            "cluster": "c1",
+            "environments": {"demo": {"max_mode": "action"}},
+            "logs": {"job_output": str(tmp_path / "slurm-{job_id}.out")},
+            "audit_db": str(tmp_path / "audit.db"),
+        }
+    )
     temporal = FlakyTemporal(failures=2)
     detector = Detector(build_services(config), temporal)
     job = JobInfo(job_id=7, state="FAILED")

@@ -9,12 +9,14 @@ from respawn.scheduler.slurm import JobInfo
 
 @pytest.fixture
 def config(tmp_path) -> ClusterConfig:
-    return ClusterConfig.model_validate({
-        "cluster": "c1",
-        "environments": {"prod": {"max_mode": "observe"}, "demo": {"max_mode": "action"}},
-        "logs": {"job_output": str(tmp_path / "slurm-{job_id}.out")},
-        "audit_db": str(tmp_path / "audit.db"),
-    })
+    return ClusterConfig.model_validate(
+        {
+            "cluster": "c1",
+            "environments": {"prod": {"max_mode": "observe"}, "demo": {"max_mode": "action"}},
+            "logs": {"job_output": str(tmp_path / "slurm-{job_id}.out")},
+            "audit_db": str(tmp_path / "audit.db"),
+        }
+    )
 
 
 def comment(**respawn) -> str:
@@ -28,7 +30,8 @@ def job(text: str | None, partition: str = "debug", account: str = "", user: str
 
 def test_job_in_action_environment_gets_what_it_asks(config):
     assert enrol(job(comment(environment="demo", mode="action")), config) == Enrolment(
-        environment="demo", mode=Mode.ACTION, requested_mode=Mode.ACTION)
+        environment="demo", mode=Mode.ACTION, requested_mode=Mode.ACTION
+    )
     assert enrol(job(comment(environment="demo", mode="observe")), config).mode is Mode.OBSERVE
 
 
@@ -81,19 +84,23 @@ def test_huge_comment_is_refused_before_parsing(config):
 @pytest.fixture
 def bound(tmp_path) -> ClusterConfig:
     """debug jobs observe; prod acts for gpu jobs of ml-prod's alice and bob; open acts for anyone."""
-    return ClusterConfig.model_validate({
-        "cluster": "c1",
-        "environments": {
-            "sandbox": {"max_mode": "observe", "allow": {"partitions": ["debug"]}},
-            "prod": {"max_mode": "action",
-                     "allow": {"partitions": ["gpu"], "accounts": ["ml-prod"], "users": ["alice", "bob"]}},
-            "team": {"max_mode": "action", "allow": {"accounts": ["ml-prod"]}},
-            "mine": {"max_mode": "action", "allow": {"users": ["alice"]}},
-            "open": {"max_mode": "action"},
-        },
-        "logs": {"job_output": str(tmp_path / "slurm-{job_id}.out")},
-        "audit_db": str(tmp_path / "audit.db"),
-    })
+    return ClusterConfig.model_validate(
+        {
+            "cluster": "c1",
+            "environments": {
+                "sandbox": {"max_mode": "observe", "allow": {"partitions": ["debug"]}},
+                "prod": {
+                    "max_mode": "action",
+                    "allow": {"partitions": ["gpu"], "accounts": ["ml-prod"], "users": ["alice", "bob"]},
+                },
+                "team": {"max_mode": "action", "allow": {"accounts": ["ml-prod"]}},
+                "mine": {"max_mode": "action", "allow": {"users": ["alice"]}},
+                "open": {"max_mode": "action"},
+            },
+            "logs": {"job_output": str(tmp_path / "slurm-{job_id}.out")},
+            "audit_db": str(tmp_path / "audit.db"),
+        }
+    )
 
 
 def test_job_bound_to_an_observe_environment_naming_an_acting_one_is_observed_with_the_refusal(bound):
@@ -101,11 +108,13 @@ def test_job_bound_to_an_observe_environment_naming_an_acting_one_is_observed_wi
     assert isinstance(result, Enrolment)  # still watched, with recommendations: not refused outright
     assert (result.environment, result.mode, result.requested_mode) == ("prod", Mode.OBSERVE, Mode.ACTION)
     assert result.refused == "environment 'prod' is bound to partitions gpu; job is in debug"
-    assert result.note == ("job asked for action; environment 'prod' is bound to partitions gpu;"
-                           " job is in debug: observe only")
+    assert result.note == (
+        "job asked for action; environment 'prod' is bound to partitions gpu; job is in debug: observe only"
+    )
     # its own environment takes it, as it allows
     assert enrol(job(comment(environment="sandbox"), partition="debug"), bound) == Enrolment(
-        environment="sandbox", mode=Mode.OBSERVE)
+        environment="sandbox", mode=Mode.OBSERVE
+    )
 
 
 def test_refusal_applies_when_the_job_asks_no_mode_or_observe(bound):

@@ -31,9 +31,11 @@ from respawn.wire.evidence import Evidence, LineSource, LogLine
 from respawn.wire.incident import AssessRequest, Gathered, IncidentInput
 from respawn.wire.taxonomy import CauseLayer, FailureClass
 
-TIMEOUT = ("[rank{r}]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog caught collective "
-           "operation timeout: WorkNCCL(SeqNum=88, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600231 "
-           "milliseconds before timing out.")
+TIMEOUT = (
+    "[rank{r}]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog caught collective "
+    "operation timeout: WorkNCCL(SeqNum=88, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600231 "
+    "milliseconds before timing out."
+)
 KERNEL_XID = "[ 811.2] NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=python, GPU has fallen off the bus."
 HOLD_S = 10.0  # how long a "slow" service holds its answer, unless the test ends first
 
@@ -52,10 +54,17 @@ def judge(request: dict[str, Any]) -> Reply:
     xid_nodes = sorted({ln["node"] for ln in request["lines"] if ln["source"] == "kernel" and "Xid" in ln["text"]})
     if not xid_nodes:
         return Reply(body=b"{}")  # no opinion
-    return Reply(body=json.dumps({
-        "failure_class": "gpu_hardware", "cause_layer": "hardware", "nodes": xid_nodes,
-        "recoverable_by_restart": True, "rationale": f"kernel log of {', '.join(xid_nodes)} reports an Xid",
-    }).encode())
+    return Reply(
+        body=json.dumps(
+            {
+                "failure_class": "gpu_hardware",
+                "cause_layer": "hardware",
+                "nodes": xid_nodes,
+                "recoverable_by_restart": True,
+                "rationale": f"kernel log of {', '.join(xid_nodes)} reports an Xid",
+            }
+        ).encode()
+    )
 
 
 class Service:
@@ -81,7 +90,7 @@ class Service:
                 for i in range(len(reply.body)) if reply.drip else ():
                     if service.release.wait(0.05):
                         return
-                    self.wfile.write(reply.body[i:i + 1])
+                    self.wfile.write(reply.body[i : i + 1])
                     self.wfile.flush()
                 if not reply.drip:
                     self.wfile.write(reply.body)
@@ -114,13 +123,23 @@ def service() -> Iterator[Service]:
 
 def evidence(kernel: dict[str, list[str]] | None = None) -> Evidence:
     """Rank 1 times out in a collective; the kernel logs say what the job's output cannot."""
-    lines = [LogLine(text="[rank0]: step 40 loss 0.91", rank=0, node="node1", seq=0),
-             LogLine(text=TIMEOUT.format(r=1), rank=1, node="node2", seq=1)]
+    lines = [
+        LogLine(text="[rank0]: step 40 loss 0.91", rank=0, node="node1", seq=0),
+        LogLine(text=TIMEOUT.format(r=1), rank=1, node="node2", seq=1),
+    ]
     for node, texts in (kernel or {}).items():
         lines += [LogLine(text=t, source=LineSource.KERNEL, node=node, seq=i) for i, t in enumerate(texts)]
-    return Evidence(cluster="lab", job_id=12, attempt=1, job_state="FAILED", exit_code=1,
-                    nodes=["node1", "node2", "node3"], placement={0: "node1", 1: "node2", 2: "node3"},
-                    lines=lines, down_nodes=[])
+    return Evidence(
+        cluster="lab",
+        job_id=12,
+        attempt=1,
+        job_state="FAILED",
+        exit_code=1,
+        nodes=["node1", "node2", "node3"],
+        placement={0: "node1", 1: "node2", 2: "node3"},
+        lines=lines,
+        down_nodes=[],
+    )
 
 
 def hook(url: str, **fields: Any) -> AttributionHook:
@@ -139,17 +158,23 @@ async def until(predicate: Callable[[], bool], within_s: float = 5.0) -> None:
         await asyncio.sleep(0.01)
 
 
-async def own_and_hooked(catalogue: Catalogue, matcher: Matcher, h: AttributionHook,
-                         ev: Evidence) -> tuple[Attribution, Attribution]:
+async def own_and_hooked(
+    catalogue: Catalogue, matcher: Matcher, h: AttributionHook, ev: Evidence
+) -> tuple[Attribution, Attribution]:
     own = attribute(catalogue, matcher, ev)
     return own, await consult(h, catalogue, ev, own)
 
 
 # The judgement is merged.
 
+
 async def test_the_judgement_is_merged_and_the_request_follows_the_contract(service, catalogue, matcher):
-    ev = evidence(kernel={"node3": ["[ 1.0] eth0: link up"],
-                          "node2": ["[ 810.0] NVRM: Xid (PCI:0000:3b:00): 13, pid=1, name=python, Graphics SM"]})
+    ev = evidence(
+        kernel={
+            "node3": ["[ 1.0] eth0: link up"],
+            "node2": ["[ 810.0] NVRM: Xid (PCI:0000:3b:00): 13, pid=1, name=python, Graphics SM"],
+        }
+    )
     own, got = await own_and_hooked(catalogue, matcher, hook(service.url), ev)
     # Xid 13 alone is ambiguous to the runbooks; the site's service knows better.
     assert own.failure_class is FailureClass.GPU_FAULT and own.source is AttributionSource.RUNBOOKS
@@ -179,7 +204,11 @@ async def test_fields_left_out_keep_respawns_values_and_null_means_unknown(servi
     own, got = await own_and_hooked(catalogue, matcher, hook(service.url), evidence())
     assert got.source is AttributionSource.HOOK
     assert (got.failure_class, got.cause_layer, got.pattern, got.nodes) == (
-        own.failure_class, own.cause_layer, own.pattern, own.nodes)
+        own.failure_class,
+        own.cause_layer,
+        own.pattern,
+        own.nodes,
+    )
     assert own.recoverable_by_restart is True and got.recoverable_by_restart is None
 
 
@@ -216,6 +245,7 @@ async def test_an_unreadable_token_file_falls_back_without_a_request(service, ca
 
 # Nodes outside the allocation are refused.
 
+
 async def test_a_node_outside_the_allocation_is_refused_and_noted(service, catalogue, matcher):
     service.answer = answer({"failure_class": "gpu_hardware", "nodes": ["node2", "login1", "node2"]})
     _, got = await own_and_hooked(catalogue, matcher, hook(service.url), evidence())
@@ -240,6 +270,7 @@ async def test_an_empty_node_list_clears_the_blame(service, catalogue, matcher):
 
 # Anything wrong with the service: Respawn's own attribution, and why.
 
+
 async def test_a_slow_service_falls_back_within_the_timeout(service, catalogue, matcher):
     service.answer = lambda request: Reply(body=b'{"failure_class": "app_error"}', hold_s=HOLD_S)
     began = time.monotonic()
@@ -260,18 +291,31 @@ async def test_a_dripping_body_is_bounded_by_the_whole_deadline(service, catalog
     assert got.source is AttributionSource.RUNBOOKS and got.hook_error == "timed out after 0.5 s"
 
 
-@pytest.mark.parametrize(("reply", "error"), [
-    (Reply(status=500, body=b'{"failure_class": "app_error"}'), "HTTP 500"),
-    (Reply(status=307, headers={"Location": "http://127.0.0.1:9/steal"}), "HTTP 307"),
-    (Reply(body=b"<html>502 Bad Gateway</html>"), "invalid body: (body): Invalid JSON"),
-    (Reply(body=b'["gpu_hardware"]'), "invalid body: (body): Input should be an object"),
-    (Reply(body=b'{"failure_class": "cosmic_ray"}'), "invalid body: failure_class: Input should be"),
-    (Reply(body=b'{"failure_class": "gpu_hardware", "confidence": 0.9}'), "invalid body: confidence: Extra"),
-    (Reply(body=b'{"recoverable_by_restart": "yes"}'), "invalid body: recoverable_by_restart: Input should be"),
-    (Reply(body=b'{"nodes": "node2"}'), "invalid body: nodes: Input should be a valid array"),
-    (Reply(body=json.dumps({"rationale": "x" * 70_000}).encode()), "invalid body: longer than 65536 bytes"),
-], ids=["500", "redirect", "garbage", "not-an-object", "unknown-class", "unknown-key", "bad-bool", "bad-nodes",
-        "too-long"])
+@pytest.mark.parametrize(
+    ("reply", "error"),
+    [
+        (Reply(status=500, body=b'{"failure_class": "app_error"}'), "HTTP 500"),
+        (Reply(status=307, headers={"Location": "http://127.0.0.1:9/steal"}), "HTTP 307"),
+        (Reply(body=b"<html>502 Bad Gateway</html>"), "invalid body: (body): Invalid JSON"),
+        (Reply(body=b'["gpu_hardware"]'), "invalid body: (body): Input should be an object"),
+        (Reply(body=b'{"failure_class": "cosmic_ray"}'), "invalid body: failure_class: Input should be"),
+        (Reply(body=b'{"failure_class": "gpu_hardware", "confidence": 0.9}'), "invalid body: confidence: Extra"),
+        (Reply(body=b'{"recoverable_by_restart": "yes"}'), "invalid body: recoverable_by_restart: Input should be"),
+        (Reply(body=b'{"nodes": "node2"}'), "invalid body: nodes: Input should be a valid array"),
+        (Reply(body=json.dumps({"rationale": "x" * 70_000}).encode()), "invalid body: longer than 65536 bytes"),
+    ],
+    ids=[
+        "500",
+        "redirect",
+        "garbage",
+        "not-an-object",
+        "unknown-class",
+        "unknown-key",
+        "bad-bool",
+        "bad-nodes",
+        "too-long",
+    ],
+)
 async def test_a_bad_answer_falls_back_and_says_why(service, catalogue, matcher, reply, error):
     service.answer = lambda request: reply
     own, got = await own_and_hooked(catalogue, matcher, hook(service.url), evidence())
@@ -290,10 +334,13 @@ async def test_nothing_listening_falls_back(catalogue, matcher):
 
 # The configuration.
 
+
 def test_the_config_section_loads_with_its_defaults(tmp_path):
     path = tmp_path / "respawn.yaml"
-    base = ("cluster: lab\nenvironments: {prod: {}}\nlogs: {job_output: '/x/{job_id}.out'}\n"
-            f"audit_db: {tmp_path}/audit.db\n")
+    base = (
+        "cluster: lab\nenvironments: {prod: {}}\nlogs: {job_output: '/x/{job_id}.out'}\n"
+        f"audit_db: {tmp_path}/audit.db\n"
+    )
     path.write_text(base)
     assert load_config(path).attribution_hook is None
     path.write_text(base + "attribution_hook: {url: 'https://judge.example/v1/judge', token_file: /etc/t}\n")
@@ -305,13 +352,16 @@ def test_the_config_section_loads_with_its_defaults(tmp_path):
     assert "s3cret" not in str(err.value)
 
 
-@pytest.mark.parametrize(("fields", "message"), [
-    ({"url": "http://judge.example/", "token_file": "/etc/t"}, "needs an https url"),
-    ({"url": "https://bot:s3cret@judge.example/"}, "credentials in the url"),
-    ({"url": "ftp://judge.example/"}, "URL scheme should be"),
-    ({"url": "https://judge.example/", "timeout_s": 0}, "greater than 0"),
-    ({"url": "https://judge.example/", "timeout_s": 60}, "less than or equal to 20"),
-])
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"url": "http://judge.example/", "token_file": "/etc/t"}, "needs an https url"),
+        ({"url": "https://bot:s3cret@judge.example/"}, "credentials in the url"),
+        ({"url": "ftp://judge.example/"}, "URL scheme should be"),
+        ({"url": "https://judge.example/", "timeout_s": 0}, "greater than 0"),
+        ({"url": "https://judge.example/", "timeout_s": 60}, "less than or equal to 20"),
+    ],
+)
 def test_unsafe_or_impossible_settings_are_refused(fields, message):
     with pytest.raises(ValidationError, match=message):
         AttributionHook.model_validate(fields)
@@ -324,9 +374,14 @@ def test_a_token_may_go_over_plain_http_to_loopback_only():
 
 # Through the assess activity, as the worker runs it.
 
+
 def services_for(tmp_path: Path, hook_section: dict[str, Any] | None) -> Services:
-    config = {"cluster": "lab", "environments": {"prod": {}}, "logs": {"job_output": str(tmp_path / "{job_id}.out")},
-              "audit_db": str(tmp_path / "audit.db")}
+    config = {
+        "cluster": "lab",
+        "environments": {"prod": {}},
+        "logs": {"job_output": str(tmp_path / "{job_id}.out")},
+        "audit_db": str(tmp_path / "audit.db"),
+    }
     if hook_section is not None:
         config["attribution_hook"] = hook_section
     path = tmp_path / "respawn.yaml"
@@ -335,10 +390,24 @@ def services_for(tmp_path: Path, hook_section: dict[str, Any] | None) -> Service
 
 
 def assess_request(ev: Evidence) -> AssessRequest:
-    inp = IncidentInput(cluster="lab", job_id=ev.job_id, attempt=ev.attempt, environment="prod", mode=Mode.OBSERVE,
-                        settle_s=1, cascade_wait_s=0, follow_timeout_s=60)
-    gathered = Gathered(evidence=ev, log_end=0, checkpoint_step=None,
-                        cluster_nodes=["node1", "node2", "node3", "node4"], excluded_nodes=[], job_state="FAILED")
+    inp = IncidentInput(
+        cluster="lab",
+        job_id=ev.job_id,
+        attempt=ev.attempt,
+        environment="prod",
+        mode=Mode.OBSERVE,
+        settle_s=1,
+        cascade_wait_s=0,
+        follow_timeout_s=60,
+    )
+    gathered = Gathered(
+        evidence=ev,
+        log_end=0,
+        checkpoint_step=None,
+        cluster_nodes=["node1", "node2", "node3", "node4"],
+        excluded_nodes=[],
+        job_state="FAILED",
+    )
     return AssessRequest(incident=inp, incident_id="incident-lab-12-1", gathered=gathered)
 
 

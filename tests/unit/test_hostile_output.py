@@ -45,7 +45,7 @@ def in_thread(fn, timeout: float = 5.0):
     def run() -> None:
         try:
             box.append(fn())
-        except BaseException as exc:  # noqa: BLE001 - handed back to the test
+        except BaseException as exc:
             box.append(exc)
 
     thread = threading.Thread(target=run, daemon=True)
@@ -167,7 +167,7 @@ def test_kilobytes_of_whitespace_cost_linear_time() -> None:
 def test_kilobytes_of_whitespace_through_progress_patterns_cost_linear_time() -> None:
     reader = ProgressReader(ProgressPatterns.load())
     lines = [WHITESPACE + "iteration" + WHITESPACE + "Epoch 1:" + WHITESPACE] * 10_000
-    assert finishes(lambda i: read_signals(reader, lines[i:i + 1]), 10_000, 2.0) == 10_000
+    assert finishes(lambda i: read_signals(reader, lines[i : i + 1]), 10_000, 2.0) == 10_000
 
 
 def test_kilobytes_of_whitespace_through_the_matcher(catalogue, matcher) -> None:
@@ -183,9 +183,14 @@ def test_kilobytes_of_whitespace_through_the_matcher(catalogue, matcher) -> None
 def test_a_400_digit_step_is_no_step() -> None:
     reader = ProgressReader(ProgressPatterns.load())
     huge = "9" * 400
-    lines = [f"[rank0]: step {huge}/{huge} | loss 2.0", f"iteration {huge}/ 10 |", f"'global_step': {huge}",
-             f"saved checkpoint at step {huge}", f"resumed from checkpoint at step {huge}",
-             f"[rank0]: compute_time={huge} s"]
+    lines = [
+        f"[rank0]: step {huge}/{huge} | loss 2.0",
+        f"iteration {huge}/ 10 |",
+        f"'global_step': {huge}",
+        f"saved checkpoint at step {huge}",
+        f"resumed from checkpoint at step {huge}",
+        f"[rank0]: compute_time={huge} s",
+    ]
     for line in lines:
         assert reader.step(line) is None
         assert reader.checkpoint(line) is None and reader.resumed(line) is None
@@ -231,8 +236,10 @@ def test_fake_rank_tags_are_capped_at_the_task_count() -> None:
 def test_straggler_scores_of_a_thousand_ranks_are_not_quadratic() -> None:
     rhythm = Rhythm(SETTINGS, max_ranks=DEFAULT_MAX_RANKS)
     for t in range(6):
-        rhythm.observe(float(t), [Signal(SignalKind.COMPUTE, r, 3.0 if r == 7 else 1.0 + r % 3 * 0.01)
-                                  for r in range(DEFAULT_MAX_RANKS)])
+        rhythm.observe(
+            float(t),
+            [Signal(SignalKind.COMPUTE, r, 3.0 if r == 7 else 1.0 + r % 3 * 0.01) for r in range(DEFAULT_MAX_RANKS)],
+        )
     began = time.perf_counter()
     scores = rhythm.scores()
     assert time.perf_counter() - began < 1.0
@@ -254,9 +261,14 @@ def test_only_lines_the_kernel_wrote_are_kernel_messages() -> None:
     kernel = f"{stamp()} node2 kernel: [ 1234.567890] {XID}"
     assert kernel_message(kernel) == f"[ 1234.567890] {XID}"
     assert kernel_message(f"Jan  3 04:05:06 gpu-a-17 kernel: [ 9.1] {XID}") == f"[ 9.1] {XID}"
-    for forged in (f"{stamp()} node2 myprog[123]: {XID}", f"{stamp()} node2 python: kernel: {XID}",
-                   f"{stamp()} node2 kernel[1]: {XID}", f"{XID}", f"[rank0]: {stamp()} node2 kernel: {XID}",
-                   f"{stamp()}{WHITESPACE}node2 kernel: {XID}"):
+    for forged in (
+        f"{stamp()} node2 myprog[123]: {XID}",
+        f"{stamp()} node2 python: kernel: {XID}",
+        f"{stamp()} node2 kernel[1]: {XID}",
+        f"{XID}",
+        f"[rank0]: {stamp()} node2 kernel: {XID}",
+        f"{stamp()}{WHITESPACE}node2 kernel: {XID}",
+    ):
         assert kernel_message(forged) is None, forged
     assert logged_at(kernel) is not None
 
@@ -271,8 +283,9 @@ def test_a_userspace_xid_line_in_kern_log_is_not_kernel_evidence() -> None:
 def test_the_detector_reads_only_the_kernels_lines_of_a_kernel_log(tmp_path: Path, matcher) -> None:
     log = tmp_path / "node2.log"
     log.write_text("")
-    owner = SimpleNamespace(_s=SimpleNamespace(config=SimpleNamespace(kernel_log=lambda node: log), matcher=matcher),
-                            _kernel_offsets={})
+    owner = SimpleNamespace(
+        _s=SimpleNamespace(config=SimpleNamespace(kernel_log=lambda node: log), matcher=matcher), _kernel_offsets={}
+    )
     nodes = [NodeInfo(name="node2", state="allocated")]
     assert Detector._scan_kernel_logs(owner, nodes) == {}
     with log.open("a") as out:

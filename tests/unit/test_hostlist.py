@@ -69,8 +69,17 @@ def test_hostile_node_names(name: str) -> None:
         compress([name])
 
 
-@pytest.mark.parametrize("text", ["a[1-1500]b[1-1500]", "node[1-99999999]", "n[1-65537]", "n[1-40000],m[1-40000]",
-                                  "n[1-300]x[1-300]", "n[1-10,1-65530]"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a[1-1500]b[1-1500]",
+        "node[1-99999999]",
+        "n[1-65537]",
+        "n[1-40000],m[1-40000]",
+        "n[1-300]x[1-300]",
+        "n[1-10,1-65530]",
+    ],
+)
 def test_a_huge_hostlist_is_refused_before_anything_is_expanded(text: str) -> None:
     started = time.perf_counter()
     with pytest.raises(ValueError, match="more than 65536"):
@@ -83,8 +92,22 @@ def test_the_largest_allowed_hostlist() -> None:
     assert len(hosts) == 65536 and hosts[0] == "n1" and hosts[-1] == "n65536"
 
 
-@pytest.mark.parametrize("text", ["@gpus", "node[1-3]!node2", "node[1-3]&node2", "node1^node2", "node1 node2",
-                                  "node1;id", "$(id)", "-w", "node[1-2]=x", "-n[1-2]", "node[01-02]x'"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "@gpus",
+        "node[1-3]!node2",
+        "node[1-3]&node2",
+        "node1^node2",
+        "node1 node2",
+        "node1;id",
+        "$(id)",
+        "-w",
+        "node[1-2]=x",
+        "-n[1-2]",
+        "node[01-02]x'",
+    ],
+)
 def test_expand_refuses_what_is_not_a_slurm_hostlist_of_valid_names(text: str) -> None:
     with pytest.raises(ValueError):
         expand(text)

@@ -49,8 +49,17 @@ def test_round_trip_of_every_message(ch: Path) -> None:
     assert channel.read_instruction(ch) == relaunch(1)
     channel.write_ack(ch, ack(1))
     assert channel.read_ack(ch, 1) == ack(1)
-    status = Status(job_id=42, state=StepState.FAILED, step_nodes=["node1", "node2"], spares=["node3"],
-                    exit_code=143, restarts=1, generation=1, updated_at=AT, waiting_until=AT)
+    status = Status(
+        job_id=42,
+        state=StepState.FAILED,
+        step_nodes=["node1", "node2"],
+        spares=["node3"],
+        exit_code=143,
+        restarts=1,
+        generation=1,
+        updated_at=AT,
+        waiting_until=AT,
+    )
     channel.write_status(ch, status)
     assert channel.read_status(ch) == status
 
@@ -80,8 +89,9 @@ def test_writes_are_atomic_and_leave_no_temporary_file(ch: Path) -> None:
     reader.start()
     try:
         for restarts in range(300):
-            channel.write_status(ch, Status(state=StepState.RUNNING, restarts=restarts, detail="x" * 1500,
-                                            updated_at=AT))
+            channel.write_status(
+                ch, Status(state=StepState.RUNNING, restarts=restarts, detail="x" * 1500, updated_at=AT)
+            )
     finally:
         stop.set()
         reader.join()
@@ -131,32 +141,38 @@ def test_an_oversized_file_is_refused(ch: Path) -> None:
         channel.read_status(ch)
 
 
-@pytest.mark.parametrize("body", [
-    b"not json",
-    b"[]",
-    b'{"state": "running"}',  # updated_at missing
-    b'{"state": "exploded", "updated_at": "2026-01-02T03:04:05Z"}',
-    b'{"state": "running", "updated_at": "2026-01-02T03:04:05Z", "extra": 1}',
-    b'{"state": "running", "updated_at": "2026-01-02T03:04:05Z", "restarts": "3"}',
-    b'{"state": "running", "updated_at": "2026-01-02T03:04:05Z", "restarts": -1}',
-    b'{"state": "running", "updated_at": "2026-01-02T03:04:05Z", "step_nodes": ["node[1-3]"]}',
-    b'{"state": "running", "updated_at": "2026-01-02T03:04:05Z", "step_nodes": ["-w"]}',
-    b'{"state": "running", "updated_at": "2026-01-02T03:04:05Z", "exit_code": 1000}',
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"not json",
+        b"[]",
+        b'{"state": "running"}',  # updated_at missing
+        b'{"state": "exploded", "updated_at": "2026-01-02T03:04:05Z"}',
+        b'{"state": "running", "updated_at": "2026-01-02T03:04:05Z", "extra": 1}',
+        b'{"state": "running", "updated_at": "2026-01-02T03:04:05Z", "restarts": "3"}',
+        b'{"state": "running", "updated_at": "2026-01-02T03:04:05Z", "restarts": -1}',
+        b'{"state": "running", "updated_at": "2026-01-02T03:04:05Z", "step_nodes": ["node[1-3]"]}',
+        b'{"state": "running", "updated_at": "2026-01-02T03:04:05Z", "step_nodes": ["-w"]}',
+        b'{"state": "running", "updated_at": "2026-01-02T03:04:05Z", "exit_code": 1000}',
+    ],
+)
 def test_a_malformed_status_is_refused(ch: Path, body: bytes) -> None:
     (ch / "status.json").write_bytes(body)
     with pytest.raises(MalformedMessage, match="malformed Status"):
         channel.read_status(ch)
 
 
-@pytest.mark.parametrize("fields", [
-    {"action": "relaunch_excluding", "exclude": []},  # excluding nothing
-    {"action": "relaunch", "exclude": ["node2"]},  # excluding with the wrong action
-    {"action": "reboot"},
-    {"action": "relaunch", "generation": 0},
-    {"action": "relaunch", "incident_id": "../../etc"},
-    {"action": "relaunch", "reason": "x" * 5000},
-])
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"action": "relaunch_excluding", "exclude": []},  # excluding nothing
+        {"action": "relaunch", "exclude": ["node2"]},  # excluding with the wrong action
+        {"action": "reboot"},
+        {"action": "relaunch", "generation": 0},
+        {"action": "relaunch", "incident_id": "../../etc"},
+        {"action": "relaunch", "reason": "x" * 5000},
+    ],
+)
 def test_a_malformed_instruction_is_refused(ch: Path, fields: dict[str, object]) -> None:
     body = {"incident_id": "incident-c-42-0", "generation": 1, **fields}
     (ch / "instruction.json").write_text(json.dumps(body))

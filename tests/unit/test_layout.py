@@ -9,14 +9,25 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 # Storage and network clients: none of them may come in with the wire types, which
 # the workflow imports and which every stage exchanges.
-_CLIENTS = ["sqlite3", "httpx", "asyncssh", "temporalio.client", "prometheus_api_client", "fastapi", "uvicorn",
-            "docker", "subprocess"]
+_CLIENTS = [
+    "sqlite3",
+    "httpx",
+    "asyncssh",
+    "temporalio.client",
+    "prometheus_api_client",
+    "fastapi",
+    "uvicorn",
+    "docker",
+    "subprocess",
+]
 
 
 def test_the_wire_types_import_no_storage_or_network_code():
-    probe = ("import json, sys\n"
-             "import respawn.wire.incident, respawn.wire.evidence, respawn.wire.attribution, respawn.wire.taxonomy\n"
-             f"print(json.dumps([m for m in {_CLIENTS!r} if m in sys.modules]))")
+    probe = (
+        "import json, sys\n"
+        "import respawn.wire.incident, respawn.wire.evidence, respawn.wire.attribution, respawn.wire.taxonomy\n"
+        f"print(json.dumps([m for m in {_CLIENTS!r} if m in sys.modules]))"
+    )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
     assert json.loads(out.stdout) == []
 
@@ -26,10 +37,21 @@ def test_code_imports_the_project_folders_only_through_respawn():
     `import workflows` would load a second copy of the workflow under another name."""
     bare = {"workflows", "activities", "workers", "workload"}
     found = []
-    for path in [*ROOT.glob("respawn/**/*.py"), *ROOT.glob("workflows/*.py"), *ROOT.glob("activities/*.py"),
-                 *ROOT.glob("workers/*.py"), *ROOT.glob("tests/**/*.py"), *ROOT.glob("benchmarks/*.py")]:
+    for path in [
+        *ROOT.glob("respawn/**/*.py"),
+        *ROOT.glob("workflows/*.py"),
+        *ROOT.glob("activities/*.py"),
+        *ROOT.glob("workers/*.py"),
+        *ROOT.glob("tests/**/*.py"),
+        *ROOT.glob("benchmarks/*.py"),
+    ]:
         for node in ast.walk(ast.parse(path.read_text())):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and not node.level
+                else []
+            )
             found += [f"{path.relative_to(ROOT)}: {n}" for n in names if n.split(".")[0] in bare]
     assert found == []

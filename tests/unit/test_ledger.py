@@ -16,8 +16,9 @@ def test_a_node_implicated_again_and_again_is_recommended_for_drain():
 
 
 def test_below_the_threshold_nothing_is_drained():
-    verdict = judge_nodes(["n3"], backed={"n3"}, record=NodeRecord(in_drain_window={"n3": 1}),
-                          budgets=BUDGETS, cluster_nodes=CLUSTER)
+    verdict = judge_nodes(
+        ["n3"], backed={"n3"}, record=NodeRecord(in_drain_window={"n3": 1}), budgets=BUDGETS, cluster_nodes=CLUSTER
+    )
     assert verdict.drain == [] and verdict.drain_backed == []
 
 

@@ -23,23 +23,37 @@ FAILURES = [
     ("cudaGetDeviceCount: CUDA-capable device(s) is/are busy or unavailable", "gpu-init-failed"),
     ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.", "nvidia-driver-unreachable"),
     # The Xid catalogue's families (runbooks/gpu_hardware.yaml names the sources).
-    ("NVRM: Xid (PCI:0000:2c:00): 63, pid=88, name=python, Row Remapper: New row (0x0000000000abc) marked for "
-     "remapping, reset gpu to activate.", "xid-memory-degraded"),
-    ("NVRM: Xid (PCI:0000:2c:00): 154, pid='<unknown>', name=<unknown>, GPU recovery action changed from 0x0 "
-     "(None) to 0x1 (GPU Reset Required)", "xid-recovery-action"),
+    (
+        "NVRM: Xid (PCI:0000:2c:00): 63, pid=88, name=python, Row Remapper: New row (0x0000000000abc) marked for "
+        "remapping, reset gpu to activate.",
+        "xid-memory-degraded",
+    ),
+    (
+        "NVRM: Xid (PCI:0000:2c:00): 154, pid='<unknown>', name=<unknown>, GPU recovery action changed from 0x0 "
+        "(None) to 0x1 (GPU Reset Required)",
+        "xid-recovery-action",
+    ),
     ("Error: Detected XID 119 for GPU 5", "dcgm-diag-xid"),
     ("Fail - GPU 1: Detected 2 volatile double-bit ECC error(s) in GPU 1.", "dcgm-health-failure"),
     ("|                           | Fail - GPU: 0                                  |", "dcgm-diag-fail"),
     ("NVRM: Xid (PCI:0000:61:00): 39, pid=12, name=python, CE0: Unknown Error", "xid-engine-fault"),
-    ("NVRM: Xid (PCI:0000:61:00): 54, pid=12, Auxiliary power is not connected to the GPU board",
-     "xid-reduced-clocking"),
-    ("nvidia-nvswitch2: SXid (PCI:0000:c5:00.0): 24007, Fatal, Link 31 sourcetrack TCEN0 crumbstore ECC DBE Err",
-     "nvswitch-sxid-fatal"),
+    (
+        "NVRM: Xid (PCI:0000:61:00): 54, pid=12, Auxiliary power is not connected to the GPU board",
+        "xid-reduced-clocking",
+    ),
+    (
+        "nvidia-nvswitch2: SXid (PCI:0000:c5:00.0): 24007, Fatal, Link 31 sourcetrack TCEN0 crumbstore ECC DBE Err",
+        "nvswitch-sxid-fatal",
+    ),
     ("CUDA initialization: CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE on GPU 0", "cuda-compat-unsupported"),
-    ("NVRM: Xid (PCI:0000:61:00): 45, pid=12, name=python, Ch 00000004 caused by previous Xid 95",
-     "xid-cleanup-after-fatal"),
-    ("NVRM: Xid (PCI:0000:61:00): 45, pid=12, name=python, Ch 00000004 caused by previous Xid 146",
-     "xid-nvlink-cleanup"),
+    (
+        "NVRM: Xid (PCI:0000:61:00): 45, pid=12, name=python, Ch 00000004 caused by previous Xid 95",
+        "xid-cleanup-after-fatal",
+    ),
+    (
+        "NVRM: Xid (PCI:0000:61:00): 45, pid=12, name=python, Ch 00000004 caused by previous Xid 146",
+        "xid-nvlink-cleanup",
+    ),
     ("RuntimeError: CUDA error: an illegal memory access was encountered", "cuda-illegal-address"),
     ("CUDA error: misaligned address", "cuda-illegal-address"),
     ("RuntimeError: CUDA error: unspecified launch failure", "cuda-launch-failure"),
@@ -51,92 +65,136 @@ FAILURES = [
     ("NVRM: Xid (PCI:0000:1a:00): 45, pid=1, name=python, Ch 00000010", "xid-other"),
     ("NVRM: Xid (PCI:0000:1a:00): 109, pid=1, name=python, Ctx Switch Timeout Error", "xid-application"),
     ("Failed to initialize NVML: Driver/library version mismatch", "nvidia-driver-unreachable"),
-    ("gpu7:4411:4490 [3] NCCL WARN NET/IB : Got completion from peer 10.9.8.7<4211> with error 12, opcode 1, "
-     "len 0, vendor err 129 (Recv)", "nccl-ib-completion-error"),
-    ("gpu7:4411:4490 [3] transport/net_ib.cc:99 NCCL WARN NET/IB : mlx5_2:1 Got async event : port error",
-     "ib-async-port-event"),
-    ("gpu7:4411:4490 [3] NCCL WARN NET/IB : mlx5_2:1 Got async event : local work queue catastrophic error",
-     "ib-async-qp-event"),
-    ("[h3:1:0:1] ib_mlx5_log.c:171  Transport retry count exceeded on mlx5_1:1/RoCE (synd 0x15)",
-     "ib-transport-retry"),
+    (
+        "gpu7:4411:4490 [3] NCCL WARN NET/IB : Got completion from peer 10.9.8.7<4211> with error 12, opcode 1, "
+        "len 0, vendor err 129 (Recv)",
+        "nccl-ib-completion-error",
+    ),
+    (
+        "gpu7:4411:4490 [3] transport/net_ib.cc:99 NCCL WARN NET/IB : mlx5_2:1 Got async event : port error",
+        "ib-async-port-event",
+    ),
+    (
+        "gpu7:4411:4490 [3] NCCL WARN NET/IB : mlx5_2:1 Got async event : local work queue catastrophic error",
+        "ib-async-qp-event",
+    ),
+    ("[h3:1:0:1] ib_mlx5_log.c:171  Transport retry count exceeded on mlx5_1:1/RoCE (synd 0x15)", "ib-transport-retry"),
     ("NET/IB : ibv_poll_cq error: status IBV_WC_RETRY_EXC_ERR", "ib-transport-retry"),
     ("link mlx5_3/1 state DOWN physical_state DISABLED", "ib-port-down"),
     ("        Physical state: Polling", "ib-port-down"),
-    ("gpu3:9:9 [1] NCCL WARN NET/IB : ibv_reg_mr_iova2 failed with error Cannot allocate memory",
-     "ib-verbs-call-failed"),
+    (
+        "gpu3:9:9 [1] NCCL WARN NET/IB : ibv_reg_mr_iova2 failed with error Cannot allocate memory",
+        "ib-verbs-call-failed",
+    ),
     ("mlx5: gpu3: got completion with error:", "ib-transport-retry"),
     ("[1700000000.1] [gpu3:1 :0]  ib_iface.c:1 UCX  ERROR Endpoint timeout on ep 0x1", "ib-transport-retry"),
-    ("mlx5_core 0000:17:00.0: mlx5_port_module_event: Port module event[error]: module 0, Cable error",
-     "ib-port-down"),
+    ("mlx5_core 0000:17:00.0: mlx5_port_module_event: Port module event[error]: module 0, Cable error", "ib-port-down"),
     ("GUID 0xabc port 7: [SymbolErrorCounter == 4112]", "ib-port-counters"),
     ("RuntimeError: CUDA error: uncorrectable NVLink error detected during the execution", "nvlink-error"),
     ("NVRM: Xid (PCI:0000:18:00): 145, RLW_REMAP Fatal XC0 i0 Link 11 (0x0)", "xid-nvlink-fatal"),
     ("NVRM: Xid (PCI:0000:18:00): 146, TLW_RX Nonfatal XC0 i0 Link 02 (0x0)", "xid-nvlink-nonfatal"),
-    ("[rank3]:[E11 08:00:00.1 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective operation timeout: "
-     "WorkNCCL(SeqNum=9, OpType=BROADCAST) ran for 1800001 milliseconds before timing out.",
-     "nccl-watchdog-timeout"),
-    ("[PG ID 0 PG GUID 0 Rank 2] ProcessGroupNCCL's watchdog got stuck for 600 seconds without making progress",
-     "nccl-watchdog-stuck"),
+    (
+        "[rank3]:[E11 08:00:00.1 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=9, OpType=BROADCAST) ran for 1800001 milliseconds before timing out.",
+        "nccl-watchdog-timeout",
+    ),
+    (
+        "[PG ID 0 PG GUID 0 Rank 2] ProcessGroupNCCL's watchdog got stuck for 600 seconds without making progress",
+        "nccl-watchdog-stuck",
+    ),
     ("[Rank 5] Received a dump signal due to a collective timeout from rank 1", "nccl-dump-signal"),
-    ("RuntimeError: [gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 300000ms for send operation "
-     "to complete", "collective-recv-timeout"),
+    (
+        "RuntimeError: [gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 300000ms for send operation "
+        "to complete",
+        "collective-recv-timeout",
+    ),
     ("host9:77:88 [1] NCCL INFO transport/net.cc:1130 -> 6", "nccl-error-return-trace"),
-    ("torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote process exited or "
-     "there was a network error, NCCL version 2.20.5", "nccl-remote-error"),
-    ("socketProgressOpt: Call to recv from 10.1.1.4<4434> failed : Connection timed out",
-     "nccl-socket-recv-failed"),
+    (
+        "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote process exited or "
+        "there was a network error, NCCL version 2.20.5",
+        "nccl-remote-error",
+    ),
+    ("socketProgressOpt: Call to recv from 10.1.1.4<4434> failed : Connection timed out", "nccl-socket-recv-failed"),
     ("NET/IB : Got completion from peer 10.2.3.4<1234> with status=12 opcode=0", "nccl-ib-completion-unattributed"),
-    ("torch.distributed.DistBackendError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO)",
-     "nccl-system-error"),
+    (
+        "torch.distributed.DistBackendError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO)",
+        "nccl-system-error",
+    ),
     ("ncclUnhandledCudaError: Call to CUDA function failed.", "nccl-cuda-error"),
-    ("gpu1:7:9 [0] graph/paths.cc:303 NCCL WARN P2P is disabled between NVLINK connected GPUs 1 and 0. This "
-     "should not be the case given their connectivity, and is probably due to a hardware issue.", "nccl-setup-refused"),
+    (
+        "gpu1:7:9 [0] graph/paths.cc:303 NCCL WARN P2P is disabled between NVLINK connected GPUs 1 and 0. This "
+        "should not be the case given their connectivity, and is probably due to a hardware issue.",
+        "nccl-setup-refused",
+    ),
     ("ncclInvalidUsage: This usually reflects invalid usage of NCCL library.", "nccl-invalid-usage"),
-    ("RuntimeError: [third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [10.0.0.9]:1121",
-     "connection-lost"),
+    (
+        "RuntimeError: [third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [10.0.0.9]:1121",
+        "connection-lost",
+    ),
     ("RuntimeError: NCCL communicator was aborted on rank 3.", "nccl-error-other"),
     ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity", "cuda-oom"),
     ("host1:9:9 [2] include/alloc.h:48 NCCL WARN Cuda failure 'out of memory'", "cuda-oom"),
-    ("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[8]",
-     "tf-xla-oom"),
-    ("slurmstepd: error: Detected 3 oom_kill events in StepId=77.0. Some of the step tasks have been OOM Killed.",
-     "oom-kill"),
+    (
+        "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[8]",
+        "tf-xla-oom",
+    ),
+    (
+        "slurmstepd: error: Detected 3 oom_kill events in StepId=77.0. Some of the step tasks have been OOM Killed.",
+        "oom-kill",
+    ),
     ("[1234.5] Out of memory: Killed process 4410 (python) total-vm:9kB", "oom-kill"),
     ("[ 77.1] Kernel panic - not syncing: Out of memory: system-wide panic_on_oom is enabled", "kernel-panic-oom"),
     ("slurmstepd: error: Step 88.0 exceeded memory limit (900 > 800), being killed", "slurm-memory-limit"),
     ("srun: error: gpu-a-07: task 12: Out Of Memory", "slurm-memory-limit"),
     ("RuntimeError: DataLoader worker (pid 8811) is killed by signal: Killed. ", "dataloader-worker-killed"),
-    ("RuntimeError: [enforce fail at alloc_cpu.cpp:83] DefaultCPUAllocator: can't allocate memory: you tried "
-     "to allocate 1 bytes", "host-alloc-failed"),
+    (
+        "RuntimeError: [enforce fail at alloc_cpu.cpp:83] DefaultCPUAllocator: can't allocate memory: you tried "
+        "to allocate 1 bytes",
+        "host-alloc-failed",
+    ),
     ("MemoryError", "host-alloc-failed"),
-    ("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
-     "shared-memory-exhausted"),
+    (
+        "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+        "shared-memory-exhausted",
+    ),
     ("Message:  The node was low on resource: memory. Container trainer was using 60Gi.", "evicted-for-memory"),
     ("Killed", "killed"),
     ("/var/spool/slurmd/job77/slurm_script: line 12: 4242 Killed   torchrun train.py", "killed"),
     ("KeyError: 'input_ids'", "python-keyerror"),
     ("ModuleNotFoundError: No module named 'apex'", "python-import-error"),
     ("RuntimeError: mat1 and mat2 shapes cannot be multiplied (8x512 and 256x10)", "tensor-shape-mismatch"),
-    ("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cpu and cuda:0!",
-     "tensor-device-mismatch"),
+    (
+        "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cpu and cuda:0!",
+        "tensor-device-mismatch",
+    ),
     ("RuntimeError: CUDA error: device-side assert triggered", "cuda-device-assert"),
     ("RuntimeError: CUDA error: no kernel image is available for execution on the device", "cuda-setup-error"),
     ("ValueError: too many values to unpack (expected 2)", "python-exception"),
     ("Traceback (most recent call last):", "python-traceback"),
-    ("subprocess.CalledProcessError: Command '['python', 'x.py']' returned non-zero exit status 1.",
-     "python-exception"),
-    ("[2030-01-01 00:00:00,000] [ERROR] [launch.py:321:sigkill_handler] ['python', 'x.py'] exits with return "
-     "code = -9", "launcher-child-failed"),
+    (
+        "subprocess.CalledProcessError: Command '['python', 'x.py']' returned non-zero exit status 1.",
+        "python-exception",
+    ),
+    (
+        "[2030-01-01 00:00:00,000] [ERROR] [launch.py:321:sigkill_handler] ['python', 'x.py'] exits with return "
+        "code = -9",
+        "launcher-child-failed",
+    ),
     ("AssertionError", "python-exception"),
     ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:", "launcher-child-failed"),
-    ("E0101 00:00:00.1 99 api.py:881] failed (exitcode: 1) local_rank: 3 (pid: 7) of binary: /usr/bin/python",
-     "launcher-child-failed"),
+    (
+        "E0101 00:00:00.1 99 api.py:881] failed (exitcode: 1) local_rank: 3 (pid: 7) of binary: /usr/bin/python",
+        "launcher-child-failed",
+    ),
     ("iteration 400/1000 | lm loss: nan | loss scale: 8192.0 |", "nan-loss"),
     ("{'loss': inf, 'grad_norm': 3.2, 'epoch': 1.0}", "nan-loss"),
     ("RuntimeError: Function 'MulBackward0' returned nan values in its 0th output.", "non-finite-detected"),
     ("FloatingPointError: Minimum loss scale reached (0.0001).", "loss-scale-minimum"),
     ("Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.", "loss-scale-minimum"),
-    ("[deepspeed] OVERFLOW! Rank 3 Skipping step. Attempted loss scale: 16.0, reducing to 8.0", "overflow-at-small-scale"),
+    (
+        "[deepspeed] OVERFLOW! Rank 3 Skipping step. Attempted loss scale: 16.0, reducing to 8.0",
+        "overflow-at-small-scale",
+    ),
     ("iteration 9 | number of skipped iterations: 1 | number of nan iterations:   2 |", "nan-iterations"),
     ("Fatal Python error: Segmentation fault", "segfault"),
     ("bash: line 1: 9911 Segmentation fault      (core dumped) python train.py", "segfault"),
@@ -151,48 +209,69 @@ FAILURES = [
     ("OSError: [Errno 5] Input/output error: '/lustre/run/log.txt'", "io-error"),
     ("OSError: [Errno 116] Stale file handle", "stale-file-handle"),
     ("RuntimeError: PytorchStreamWriter failed writing file data/12: file write failed", "write-failed"),
-    ("RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory",
-     "write-failed"),
+    ("RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory", "write-failed"),
     ("Message: The node was low on resource: ephemeral-storage. Container x was using 90Gi", "evicted-for-disk"),
-    ("LustreError: 11-0: lfs-OST0004-osc: operation ost_write to node 10.0.0.8@o2ib failed: rc = -107",
-     "parallel-fs-error"),
+    (
+        "LustreError: 11-0: lfs-OST0004-osc: operation ost_write to node 10.0.0.8@o2ib failed: rc = -107",
+        "parallel-fs-error",
+    ),
     ("kernel:LustreError: 81:0:(osc_cache.c:955:osc_extent_wait()) LBUG", "lustre-client-lbug"),
-    ("[ 531.1] blk_update_request: I/O error, dev nvme0n1, sector 1004 op 0x1:(WRITE) flags 0x0 phys_seg 16 prio "
-     "class 0", "kernel-block-io-error"),
+    (
+        "[ 531.1] blk_update_request: I/O error, dev nvme0n1, sector 1004 op 0x1:(WRITE) flags 0x0 phys_seg 16 prio "
+        "class 0",
+        "kernel-block-io-error",
+    ),
     ("OSError: [Errno 30] Read-only file system: '/outputs'", "read-only-filesystem"),
-    ("slurmstepd: error: *** JOB 5012 ON gpu-a-01 CANCELLED AT 2030-01-01T00:00:00 DUE TO TIME LIMIT ***",
-     "slurm-time-limit"),
+    (
+        "slurmstepd: error: *** JOB 5012 ON gpu-a-01 CANCELLED AT 2030-01-01T00:00:00 DUE TO TIME LIMIT ***",
+        "slurm-time-limit",
+    ),
     ("slurm: JobState=TIMEOUT ExitCode=0", "slurm-time-limit"),
-    ("slurmstepd: error: *** STEP 5012.3 ON gpu-a-01 CANCELLED AT 2030-01-01T00:00:00 DUE TO PREEMPTION ***",
-     "slurm-preempted"),
+    (
+        "slurmstepd: error: *** STEP 5012.3 ON gpu-a-01 CANCELLED AT 2030-01-01T00:00:00 DUE TO PREEMPTION ***",
+        "slurm-preempted",
+    ),
     ("slurmstepd: error: *** JOB 5012 ON gpu-a-01 CANCELLED AT 2030-01-01T00:00:00 ***", "slurm-cancelled"),
-    ("srun: error: Unable to create step for job 77: More processors requested than permitted",
-     "slurm-step-config"),
+    ("srun: error: Unable to create step for job 77: More processors requested than permitted", "slurm-step-config"),
     ("srun: error: gpu-b-12: tasks 4-7: Terminated", "srun-task-terminated"),
     ("slurm: NodeName=gpu-a-02 State=DOWN+NOT_RESPONDING", "slurm-node-down"),
     ("srun: error: Node failure on gpu-a-02", "slurm-node-failure"),
-    ("slurmstepd: error: *** JOB 5012 ON gpu-a-01 CANCELLED AT 2030-01-01T00:00:00 DUE TO NODE FAILURE, SEE "
-     "SLURMCTLD LOG FOR DETAILS ***", "slurm-job-node-fail"),
+    (
+        "slurmstepd: error: *** JOB 5012 ON gpu-a-01 CANCELLED AT 2030-01-01T00:00:00 DUE TO NODE FAILURE, SEE "
+        "SLURMCTLD LOG FOR DETAILS ***",
+        "slurm-job-node-fail",
+    ),
     ("slurmctld: error: Nodes gpu-a-[02-03] not responding", "slurm-node-not-responding"),
     ("update_node: node gpu-a-04 reason set to: Kill task failed", "slurmstepd-node-error"),
     ("update_node: node gpu-a-04 reason set to: Scheduler health check failed", "slurm-health-check"),
     ("Kernel panic - not syncing: hung_task: blocked tasks", "kernel-hung-task-panic"),
-    ("Jun  2 03:04:05 gpu-a-04 slurmd[2211]: spank-epilog: error: pyxis: failed to remove container", "slurm-prolog-failure"),
+    (
+        "Jun  2 03:04:05 gpu-a-04 slurmd[2211]: spank-epilog: error: pyxis: failed to remove container",
+        "slurm-prolog-failure",
+    ),
     ("Jun  2 03:04:05 gpu-a-04 kernel: NVRM: knvlinkCoreTrainingLinks_GH100: link 7 training failed!", "nvlink-error"),
     ("srun: error: Prolog failure on node gpu-a-05", "slurm-prolog-failure"),
-    ("slurmstepd: error: couldn't chdir to `/home/u': No such file or directory: going to /tmp instead",
-     "slurmstepd-node-error"),
+    (
+        "slurmstepd: error: couldn't chdir to `/home/u': No such file or directory: going to /tmp instead",
+        "slurmstepd-node-error",
+    ),
     ("[ 901.2] Kernel panic - not syncing: Fatal exception", "kernel-fatal"),
     ("[ 902.4] INFO: task python3:5604 blocked for more than 120 seconds.", "kernel-hung-task"),
     ("[ 903.1] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:", "kernel-hung-task"),
     ("[ 904.0] mce: [Hardware Error]: Machine check events logged", "memory-mce-edac"),
-    ("[ 904.2] EDAC MC0: 1 UE memory read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0 (channel:1 slot:0)",
-     "memory-mce-edac"),
-    ("RuntimeError: The server socket has failed to bind to [::]:29400 (errno: 98 - Address already in use).",
-     "port-in-use"),
+    (
+        "[ 904.2] EDAC MC0: 1 UE memory read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0 (channel:1 slot:0)",
+        "memory-mce-edac",
+    ),
+    (
+        "RuntimeError: The server socket has failed to bind to [::]:29400 (errno: 98 - Address already in use).",
+        "port-in-use",
+    ),
     ("torch.distributed.elastic.rendezvous.api.RendezvousClosedError", "rendezvous-error"),
-    ("torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 3/4 clients joined.",
-     "store-connect-timeout"),
+    (
+        "torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 3/4 clients joined.",
+        "store-connect-timeout",
+    ),
     ("socket.gaierror: [Errno -3] Temporary failure in name resolution", "name-resolution"),
     ("srun: error: Application launch failed: Socket timed out on send/recv operation", "mpi-launch-failure"),
     ("Detected 300.1 GFLOPs for GPU 2 which is below the threshold 900.0", "gpu-below-threshold"),
@@ -200,43 +279,67 @@ FAILURES = [
     ("Straggler detected: rank 12 is 3.1x slower than the median", "straggler-detected"),
     ("PCIe link width for GPU 3 degraded from x16 to x4", "pcie-degraded"),
     # Respawn's own trusted lines (respawn/detection/rhythm.py, respawn/sources/gpu_metrics.py).
-    ("respawn-detector: hang: no progress from rank 2 on node3 for 12.3 s (threshold 10.0 s, training);"
-     " its process is stopped", "progress-stalled"),
-    ("respawn-detector: slowdown: rank 2 on node3 is 3.0x slower than its peers (score 0.33, compute 2.990 s)"
-     " for 20.1 s", "progress-straggler"),
-    ("respawn-metrics: Hostname=node3 gpu=0 DCGM_FI_DEV_CLOCK_THROTTLE_REASONS=8 (hw_slowdown)"
-     " DCGM_FI_DEV_SM_CLOCK=1005 MHz", "dcgm-clocks-throttled"),
+    (
+        "respawn-detector: hang: no progress from rank 2 on node3 for 12.3 s (threshold 10.0 s, training);"
+        " its process is stopped",
+        "progress-stalled",
+    ),
+    (
+        "respawn-detector: slowdown: rank 2 on node3 is 3.0x slower than its peers (score 0.33, compute 2.990 s)"
+        " for 20.1 s",
+        "progress-straggler",
+    ),
+    (
+        "respawn-metrics: Hostname=node3 gpu=0 DCGM_FI_DEV_CLOCK_THROTTLE_REASONS=8 (hw_slowdown)"
+        " DCGM_FI_DEV_SM_CLOCK=1005 MHz",
+        "dcgm-clocks-throttled",
+    ),
     ("respawn-metrics: Hostname=node2 gpu=0 DCGM_FI_DEV_XID_ERRORS=79 (was 0)", "dcgm-xid"),
     # Scheduler and host-memory shapes beyond Slurm (PBS / Torque, Ray, zsh), and storage as libraries raise it.
     ("Job exceeded its walltime limit. Job was aborted", "slurm-time-limit"),
     ("=>> PBS: job killed: cput 7260 exceeded limit 7200", "slurm-time-limit"),
     ("05/06/2031 10:11:12;0008;PBS_Server.311;Job;991.pbs01;Job deleted at request of admin@pbs01", "slurm-cancelled"),
     ("=>> PBS: job killed: mem 9437184kb exceeded limit 8388608kb", "slurm-memory-limit"),
-    ("(raylet) node_manager.cc:3040: 2 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers "
-     "crashed due to other reasons at node (ID: 3f2e, IP: 10.1.2.3)", "oom-kill"),
+    (
+        "(raylet) node_manager.cc:3040: 2 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers "
+        "crashed due to other reasons at node (ID: 3f2e, IP: 10.1.2.3)",
+        "oom-kill",
+    ),
     ("[2]  + 80211 killed     python train.py --cfg big.yaml", "killed"),
-    ("botocore.exceptions.ConnectionClosedError: Connection was closed before we received a valid response from "
-     "endpoint URL: \"https://s3.example/ckpt/step_100.pt\".", "parallel-fs-error"),
+    (
+        "botocore.exceptions.ConnectionClosedError: Connection was closed before we received a valid response from "
+        'endpoint URL: "https://s3.example/ckpt/step_100.pt".',
+        "parallel-fs-error",
+    ),
     ("OSError: error closing file", "write-failed"),
     ("*** Error in `/opt/py/bin/python': free(): invalid next size (fast): 0x00007f9a10002c30 ***", "heap-corruption"),
     ("gpu9:11:12 [1] graph/rings.cc:44 NCCL WARN Error : ring 1 does not contain rank 6", "nccl-internal-error"),
-    ("srun: error: Unable to allocate resources: Unable to contact slurm controller (connect failure)",
-     "slurmctld-unreachable"),
+    (
+        "srun: error: Unable to allocate resources: Unable to contact slurm controller (connect failure)",
+        "slurmctld-unreachable",
+    ),
     ("[rank5]: Cuda failure 999 'unknown error'", "cuda-unknown-error"),
     ("[ 91.2] pcieport 0000:80:01.1: AER: Uncorrected (Non-Fatal) error received: 0000:81:00.0", "pcie-aer-error"),
-    ("[ 91.2] nvidia 0000:81:00.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, "
-     "(Requester ID)", "pcie-aer-error"),
+    (
+        "[ 91.2] nvidia 0000:81:00.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, "
+        "(Requester ID)",
+        "pcie-aer-error",
+    ),
     # Hangs in the text: Horovod's stall inspector, a py-spy dump parked in a collective.
-    ("[2031-05-02 08:00:00.000001: W /build/horovod/common/stall_inspector.cc:107] One or more tensors were "
-     "submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks "
-     "for more than 60 seconds.", "horovod-stall"),
+    (
+        "[2031-05-02 08:00:00.000001: W /build/horovod/common/stall_inspector.cc:107] One or more tensors were "
+        "submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks "
+        "for more than 60 seconds.",
+        "horovod-stall",
+    ),
     ("    all_gather_into_tensor (torch/distributed/distributed_c10d.py:2911)", "stack-dump-in-collective"),
     # The node's network interface stops sending (sch_generic.c, ipoib_main.c, bond_main.c).
-    ("Jun  1 04:00:00 cn31 kernel: NETDEV WATCHDOG: CPU: 7: transmit queue 5 timed out 8192 ms",
-     "netdev-tx-timeout"),
+    ("Jun  1 04:00:00 cn31 kernel: NETDEV WATCHDOG: CPU: 7: transmit queue 5 timed out 8192 ms", "netdev-tx-timeout"),
     # slurmctld refusing a submission (slurm_errno.c).
-    ("sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified",
-     "slurm-policy-limit"),
+    (
+        "sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified",
+        "slurm-policy-limit",
+    ),
     ("salloc: error: Job submit/allocate failed: Partition in DOWN state", "slurm-resources-unavailable"),
 ]
 
@@ -295,19 +398,27 @@ NEAR_MISSES = [
 VETOED = [
     ("gpu3:1:1 [0] NCCL INFO NCCL error in: probing plugins", "nccl-info"),
     ("/x.py:1: UserWarning: RuntimeError: will be raised in a future release", "warning-line"),
-    ("W tf/bfc_allocator.cc:1] Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.0GiB. The caller "
-     "indicates that this is not a failure, but may mean that there could be performance gains", "not-a-failure"),
-    ("[deepspeed] OVERFLOW! Rank 1 Skipping step. Attempted loss scale: 4096, reducing to 2048 (grad_norm: inf)",
-     "warmup-overflow"),
+    (
+        "W tf/bfc_allocator.cc:1] Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.0GiB. The caller "
+        "indicates that this is not a failure, but may mean that there could be performance gains",
+        "not-a-failure",
+    ),
+    (
+        "[deepspeed] OVERFLOW! Rank 1 Skipping step. Attempted loss scale: 4096, reducing to 2048 (grad_norm: inf)",
+        "warmup-overflow",
+    ),
     ("number of nan iterations:   0 | loss: nan-free", "healthy-counters"),
     ("=== No stragglers detected (3 slow ranks checked) ===", "no-stragglers"),
-    ("NVRM: Xid (PCI:0000:3b:00): 121, pid='<unknown>', name=<unknown>, C2C link corrected error",
-     "xid-informational"),
-    ("NVRM: Xid (PCI:0000:3b:00): 154, GPU recovery action changed from 0x1 (GPU Reset Required) to 0x0 (None)",
-     "xid-recovery-none"),
-    ('[rank0]:[W510 09:16:33.3 ProcessGroupNCCL.cpp:1771] [PG ID 0 PG GUID 0 Rank 0] Failed to check the "should '
-     'dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: Broken pipe',
-     "tcpstore-should-dump"),
+    ("NVRM: Xid (PCI:0000:3b:00): 121, pid='<unknown>', name=<unknown>, C2C link corrected error", "xid-informational"),
+    (
+        "NVRM: Xid (PCI:0000:3b:00): 154, GPU recovery action changed from 0x1 (GPU Reset Required) to 0x0 (None)",
+        "xid-recovery-none",
+    ),
+    (
+        '[rank0]:[W510 09:16:33.3 ProcessGroupNCCL.cpp:1771] [PG ID 0 PG GUID 0 Rank 0] Failed to check the "should '
+        'dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: Broken pipe',
+        "tcpstore-should-dump",
+    ),
     ("gpu3:1:9 [0] NCCL WARN Cuda failure 'driver shutting down'", "nccl-driver-shutting-down"),
     ("[rank2]: step 1200: loss: nan, skipping this step", "nonfinite-step-skipped"),
 ]
@@ -340,8 +451,9 @@ def test_near_misses_are_no_failure(matcher: Matcher, line: str):
 
 def test_every_failure_pattern_has_a_test_line(catalogue: Catalogue):
     tested = {p for _, p in FAILURES}
-    patterns = {p.id for b in catalogue.runbooks.values() if b.failure_class is not FailureClass.BENIGN
-                for p in b.patterns}
+    patterns = {
+        p.id for b in catalogue.runbooks.values() if b.failure_class is not FailureClass.BENIGN for p in b.patterns
+    }
     assert patterns - tested == set()
 
 
@@ -424,7 +536,7 @@ def test_hostile_long_lines_do_not_stall(matcher: Matcher):
         "NCCL WARN " + "host:1:" * 14_000,
         "Got completion from peer " + "x" * 100_000,
         "loss" + " :" * 50_000,
-        "File \"" + "(" * 100_000,
+        'File "' + "(" * 100_000,
         "NVRM: Xid (PCI:0000:3b:00): " + "9" * 100_000,
     ]
     for line in hostile:

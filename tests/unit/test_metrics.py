@@ -47,11 +47,15 @@ def value(name: str, **labels: str) -> float:
 
 
 def _config(tmp_path: Path, **extra) -> ClusterConfig:
-    return ClusterConfig.model_validate({
-        "cluster": "m1", "environments": {"demo": {"max_mode": "action"}},
-        "logs": {"job_output": str(tmp_path / "slurm-{job_id}.out")}, "audit_db": str(tmp_path / "audit.db"),
-        **extra,
-    })
+    return ClusterConfig.model_validate(
+        {
+            "cluster": "m1",
+            "environments": {"demo": {"max_mode": "action"}},
+            "logs": {"job_output": str(tmp_path / "slurm-{job_id}.out")},
+            "audit_db": str(tmp_path / "audit.db"),
+            **extra,
+        }
+    )
 
 
 class FakeSlurm:
@@ -107,11 +111,22 @@ async def test_scheduler_actions_are_counted_once_however_often_an_activity_is_r
     env = ActivityEnvironment()
     scheduler, audit = SchedulerActivities(services), AuditActivities(services)
     detected_at = datetime.now(UTC) - timedelta(seconds=3)
-    await env.run(audit.record_event, incident_event(EventType.DETECTED, incident_id=IID, cluster="m1", job_id=7,
-                                                     attempt=0, at=detected_at, details={"kind": "kernel"}))
+    await env.run(
+        audit.record_event,
+        incident_event(
+            EventType.DETECTED,
+            incident_id=IID,
+            cluster="m1",
+            job_id=7,
+            attempt=0,
+            at=detected_at,
+            details={"kind": "kernel"},
+        ),
+    )
     request = ActionRequest(incident_id=IID, cluster="m1", job_id=7, attempt=0, exclude=["node2"], drain=["node2"])
-    before = {name: value(name) for name in (
-        "respawn_restarts_total", "respawn_exclusions_total", "respawn_drains_total")}
+    before = {
+        name: value(name) for name in ("respawn_restarts_total", "respawn_exclusions_total", "respawn_drains_total")
+    }
     latency_count = value("respawn_action_latency_seconds_count", kind="crash")
     latency_sum = value("respawn_action_latency_seconds_sum", kind="crash")
 
@@ -132,10 +147,24 @@ async def test_scheduler_actions_are_counted_once_however_often_an_activity_is_r
 async def test_closed_incidents_stops_and_resumed_restarts_are_counted_from_new_audit_rows(services, tmp_path):
     env = ActivityEnvironment()
     audit = AuditActivities(services)
-    closed = incident_event(EventType.INCIDENT_CLOSED, incident_id=IID, cluster="m1", job_id=7, attempt=0,
-                            failure_class="gpu_hardware", details={"phase": "resumed"})
-    odd = incident_event(EventType.INCIDENT_CLOSED, incident_id="incident-m1-8-0", cluster="m1", job_id=8,
-                         attempt=0, failure_class="job 8's own words", details={"phase": "free text"})
+    closed = incident_event(
+        EventType.INCIDENT_CLOSED,
+        incident_id=IID,
+        cluster="m1",
+        job_id=7,
+        attempt=0,
+        failure_class="gpu_hardware",
+        details={"phase": "resumed"},
+    )
+    odd = incident_event(
+        EventType.INCIDENT_CLOSED,
+        incident_id="incident-m1-8-0",
+        cluster="m1",
+        job_id=8,
+        attempt=0,
+        failure_class="job 8's own words",
+        details={"phase": "free text"},
+    )
     stopped = incident_event(EventType.STOPPED, incident_id=IID, cluster="m1", job_id=7, attempt=0)
     incidents = value("respawn_incidents_total", failure_class="gpu_hardware", outcome="resumed")
     bounded = value("respawn_incidents_total", failure_class="unknown", outcome="closed")
@@ -161,11 +190,28 @@ def test_with_the_advisor_transport_a_controller_s_restart_counts_once(tmp_path)
     """The controller carries out the advice; the worker counts the restart it advised and when it converged."""
     audit = AuditTrail(tmp_path / "audit.db")
     at = datetime.now(UTC)
-    rows = [incident_event(EventType.DETECTED, incident_id=IID, cluster="m1", job_id=7, attempt=0,
-                           at=at - timedelta(seconds=4), details={"kind": "hang"}),
-            incident_event(EventType.ADVISED, incident_id=IID, cluster="m1", job_id=7, attempt=0, action="restart"),
-            incident_event(EventType.RECONCILED, incident_id=IID, cluster="m1", job_id=7, attempt=0,
-                           action="restart", acted=True, at=at)]
+    rows = [
+        incident_event(
+            EventType.DETECTED,
+            incident_id=IID,
+            cluster="m1",
+            job_id=7,
+            attempt=0,
+            at=at - timedelta(seconds=4),
+            details={"kind": "hang"},
+        ),
+        incident_event(EventType.ADVISED, incident_id=IID, cluster="m1", job_id=7, attempt=0, action="restart"),
+        incident_event(
+            EventType.RECONCILED,
+            incident_id=IID,
+            cluster="m1",
+            job_id=7,
+            attempt=0,
+            action="restart",
+            acted=True,
+            at=at,
+        ),
+    ]
     restarts = value("respawn_restarts_total")
     latency = value("respawn_action_latency_seconds_count", kind="hang")
     for row in rows * 2:
@@ -225,11 +271,18 @@ async def test_detector_measures_detection_latency_once_per_incident_and_the_tim
     crashed = JobInfo(job_id=7, state="RUNNING", nodes=["node1", "node2"], comment=ENROLLED, start_time=now)
     stranger = JobInfo(job_id=8, state="PENDING", comment="")
     # Job 9's incident decided to act and held it; no decision released it for 10 s: the watchdog does.
-    held = JobInfo(job_id=9, state="PENDING", state_reason="JobHeldAdmin", state_description=REQUEUE_HELD,
-                   restart_count=1, comment=ENROLLED)
+    held = JobInfo(
+        job_id=9,
+        state="PENDING",
+        state_reason="JobHeldAdmin",
+        state_description=REQUEUE_HELD,
+        restart_count=1,
+        comment=ENROLLED,
+    )
     for event, at in ((EventType.DECIDED, now - timedelta(seconds=11)), (EventType.HELD, now - timedelta(seconds=10))):
-        services.audit.record(incident_event(event, incident_id="incident-m1-9-0", cluster="m1", job_id=9, attempt=0,
-                                             acted=True, at=at))
+        services.audit.record(
+            incident_event(event, incident_id="incident-m1-9-0", cluster="m1", job_id=9, attempt=0, acted=True, at=at)
+        )
     services.slurm = FakeSlurm([crashed, stranger, held])
     detector._watchdog._slurm = services.slurm
     output = tmp_path / "slurm-7.out"
@@ -240,8 +293,10 @@ async def test_detector_measures_detection_latency_once_per_incident_and_the_tim
     assert value("respawn_watchdog_releases_total") - releases == 1
     assert services.slurm.released == [9]
 
-    output.write_text(output.read_text() + "[rank1]: RuntimeError: CUDA error: unspecified launch failure\n"
-                      "[rank1]: torch.cuda.OutOfMemoryError: CUDA out of memory\n")
+    output.write_text(
+        output.read_text() + "[rank1]: RuntimeError: CUDA error: unspecified launch failure\n"
+        "[rank1]: torch.cuda.OutOfMemoryError: CUDA out of memory\n"
+    )
     failed_at = time.time() - 2
     os.utime(output, (failed_at, failed_at))  # the job wrote its last line 2 s before the detector looked
     count = value("respawn_detection_latency_seconds_count", kind="crash")
@@ -274,7 +329,13 @@ def test_a_hang_is_timed_from_when_the_job_went_silent():
     finding = Stall(silent_s=16.2, threshold_s=15.0, phase="training", last_steps={0: 4, 1: 4}).findings({}, {})[0]
     assert float(_LASTED.search(finding.line).group(1)) == 16.2
     assert [telemetry.kind(k) for k in ("hang", "slowdown", "log_line", "node_down", "kernel", "metrics")] == [
-        "hang", "straggler", "crash", "crash", "crash", "crash"]
+        "hang",
+        "straggler",
+        "crash",
+        "crash",
+        "crash",
+        "crash",
+    ]
 
 
 def _free_port() -> int:
@@ -300,8 +361,10 @@ def test_metrics_are_served_where_the_config_says_and_a_busy_port_is_not_fatal(t
 
 def test_telemetry_config_is_validated_with_a_one_line_error(tmp_path):
     path = tmp_path / "c.yaml"
-    path.write_text("cluster: c\nenvironments: {e: {}}\nlogs: {job_output: \"/x/{job_id}\"}\naudit_db: /tmp/a.db\n"
-                    "telemetry: {detector: {port: 70000}}\n")
+    path.write_text(
+        'cluster: c\nenvironments: {e: {}}\nlogs: {job_output: "/x/{job_id}"}\naudit_db: /tmp/a.db\n'
+        "telemetry: {detector: {port: 70000}}\n"
+    )
     with pytest.raises(ConfigError, match=r"telemetry\.detector\.port"):
         load_config(path)
     path.write_text(path.read_text().replace("70000", "9201"))

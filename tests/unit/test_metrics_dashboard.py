@@ -15,8 +15,12 @@ _SUFFIXES = {"counter": ["_total"], "histogram": ["_bucket", "_count", "_sum"], 
 
 def _exposed() -> set[str]:
     """Every series name respawn/telemetry.py makes a process expose."""
-    return {family.name + suffix for collector in telemetry.ALL for family in collector.describe()
-            for suffix in _SUFFIXES[family.type]}
+    return {
+        family.name + suffix
+        for collector in telemetry.ALL
+        for family in collector.describe()
+        for suffix in _SUFFIXES[family.type]
+    }
 
 
 def _panels() -> list[dict]:
@@ -47,10 +51,18 @@ def test_every_panel_reads_the_datasource_variable():
 
 def test_the_dashboard_covers_latency_incidents_outcomes_success_actions_lag_and_errors():
     used = " ".join(_expressions())
-    for name in ("respawn_detection_latency_seconds_bucket", "respawn_action_latency_seconds_bucket",
-                 "respawn_incidents_total", "respawn_restarts_resumed_total", "respawn_drains_total",
-                 "respawn_exclusions_total", "respawn_watchdog_releases_total", "respawn_detector_lag_seconds",
-                 "respawn_scheduler_errors_total", "respawn_recovery_duration_seconds_bucket"):
+    for name in (
+        "respawn_detection_latency_seconds_bucket",
+        "respawn_action_latency_seconds_bucket",
+        "respawn_incidents_total",
+        "respawn_restarts_resumed_total",
+        "respawn_drains_total",
+        "respawn_exclusions_total",
+        "respawn_watchdog_releases_total",
+        "respawn_detector_lag_seconds",
+        "respawn_scheduler_errors_total",
+        "respawn_recovery_duration_seconds_bucket",
+    ):
         assert name in used, name
     assert "histogram_quantile(0.5," in used and "histogram_quantile(0.95," in used
     assert "by (failure_class)" in used and "by (outcome)" in used
@@ -58,9 +70,17 @@ def test_the_dashboard_covers_latency_incidents_outcomes_success_actions_lag_and
 
 def test_every_expression_is_valid_promql(tmp_path):
     # Grafana fills in the window variable; promtool parses the rest.
-    rules = {"groups": [{"name": "dashboard", "rules": [
-        {"record": f"respawn:dashboard:{i}", "expr": expr.replace("$window", "1d")}
-        for i, expr in enumerate(_expressions())]}]}
+    rules = {
+        "groups": [
+            {
+                "name": "dashboard",
+                "rules": [
+                    {"record": f"respawn:dashboard:{i}", "expr": expr.replace("$window", "1d")}
+                    for i, expr in enumerate(_expressions())
+                ],
+            }
+        ]
+    }
     path = tmp_path / "rules.yml"
     path.write_text(yaml.safe_dump(rules))
     checked = subprocess.run(["promtool", "check", "rules", str(path)], capture_output=True, text=True)

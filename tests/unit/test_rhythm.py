@@ -22,8 +22,17 @@ from respawn.wire.taxonomy import FailureClass
 
 NODES = ["node1", "node2", "node3"]
 WHERE = placement(NODES, 3)
-SETTINGS = ProgressSettings(hang_factor=4, hang_floor_s=10, startup_s=60, checkpoint_s=30, window=50,
-                            straggler_factor=1.5, slowdown_factor=1.5, sustain_s=10, recent=6)
+SETTINGS = ProgressSettings(
+    hang_factor=4,
+    hang_floor_s=10,
+    startup_s=60,
+    checkpoint_s=30,
+    window=50,
+    straggler_factor=1.5,
+    slowdown_factor=1.5,
+    sustain_s=10,
+    recent=6,
+)
 POLL = 0.5
 
 
@@ -71,17 +80,23 @@ class Job:
 
 
 def test_signals_are_read_per_rank(reader):
-    signals = read_signals(reader, [
-        "[rank2]: step 7/60 loss 0.4321 samples/s 64.0 step_time 1.002s",
-        "[rank2]: step 7 compute_time 0.998s",
-        "[rank0]: saving checkpoint step 10",
-        "[rank0]: saved checkpoint step 10 to /ckpt/step-10.pt",
-        "iteration      100/    1000 | consumed samples: 12800 | elapsed time per iteration (ms): 980.1 |",
-        "just talking about a step",
-    ])
+    signals = read_signals(
+        reader,
+        [
+            "[rank2]: step 7/60 loss 0.4321 samples/s 64.0 step_time 1.002s",
+            "[rank2]: step 7 compute_time 0.998s",
+            "[rank0]: saving checkpoint step 10",
+            "[rank0]: saved checkpoint step 10 to /ckpt/step-10.pt",
+            "iteration      100/    1000 | consumed samples: 12800 | elapsed time per iteration (ms): 980.1 |",
+            "just talking about a step",
+        ],
+    )
     assert signals == [
-        Signal(SignalKind.STEP, 2, 7), Signal(SignalKind.COMPUTE, 2, 0.998), Signal(SignalKind.SAVING, 0),
-        Signal(SignalKind.SAVED, 0, 10), Signal(SignalKind.STEP, None, 100),
+        Signal(SignalKind.STEP, 2, 7),
+        Signal(SignalKind.COMPUTE, 2, 0.998),
+        Signal(SignalKind.SAVING, 0),
+        Signal(SignalKind.SAVED, 0, 10),
+        Signal(SignalKind.STEP, None, 100),
     ]
 
 
@@ -231,8 +246,15 @@ def runbooks() -> tuple[Catalogue, Matcher]:
 
 
 def _evidence(*lines: LogLine) -> Evidence:
-    return Evidence(cluster="c", job_id=1, attempt=0, job_state="RUNNING", nodes=NODES, placement=WHERE,
-                    lines=[LogLine(text="[rank0]: step 20/1000 loss 0.5"), *lines])
+    return Evidence(
+        cluster="c",
+        job_id=1,
+        attempt=0,
+        job_state="RUNNING",
+        nodes=NODES,
+        placement=WHERE,
+        lines=[LogLine(text="[rank0]: step 20/1000 loss 0.5"), *lines],
+    )
 
 
 def test_findings_are_attributed_by_the_runbooks(reader, runbooks):
@@ -260,11 +282,20 @@ def test_a_job_posing_as_the_detector_is_not_believed(runbooks):
 
 
 def test_throttling_on_the_slow_node_decides_the_straggler(runbooks):
-    straggler = ("respawn-detector: slowdown: rank 2 on node3 is 3.0x slower than its peers (score 0.33,"
-                 " compute 2.990 s) for 20.1 s")
-    throttled = ("respawn-metrics: Hostname=node3 gpu=0 DCGM_FI_DEV_CLOCK_THROTTLE_REASONS=8 (hw_slowdown)"
-                 " DCGM_FI_DEV_SM_CLOCK=1005 MHz")
-    got = attribute(*runbooks, _evidence(LogLine(text=straggler, source=LineSource.DETECTOR, node="node3"),
-                                         LogLine(text=throttled, source=LineSource.METRICS, node="node3")))
+    straggler = (
+        "respawn-detector: slowdown: rank 2 on node3 is 3.0x slower than its peers (score 0.33,"
+        " compute 2.990 s) for 20.1 s"
+    )
+    throttled = (
+        "respawn-metrics: Hostname=node3 gpu=0 DCGM_FI_DEV_CLOCK_THROTTLE_REASONS=8 (hw_slowdown)"
+        " DCGM_FI_DEV_SM_CLOCK=1005 MHz"
+    )
+    got = attribute(
+        *runbooks,
+        _evidence(
+            LogLine(text=straggler, source=LineSource.DETECTOR, node="node3"),
+            LogLine(text=throttled, source=LineSource.METRICS, node="node3"),
+        ),
+    )
     assert (got.failure_class, got.nodes, got.pattern) == (FailureClass.SLOWDOWN, ["node3"], "dcgm-clocks-throttled")
     assert got.line == throttled

@@ -35,10 +35,16 @@ def test_built_in_ladders():
     catalogue = Catalogue.load()
     rung = lambda cls, n: catalogue.runbook(cls).rung_for(n)  # noqa: E731
     assert [rung(FailureClass.GPU_HARDWARE, n) for n in (1, 3, 4)] == [
-        Action.RESTART_EXCLUDING, Action.RESTART_EXCLUDING, Action.STOP]
+        Action.RESTART_EXCLUDING,
+        Action.RESTART_EXCLUDING,
+        Action.STOP,
+    ]
     assert [rung(FailureClass.GPU_FAULT, n) for n in (1, 2)] == [Action.RESTART, Action.RESTART_EXCLUDING]
     assert [rung(FailureClass.COMM_TIMEOUT, n) for n in (1, 2, 3)] == [
-        Action.RESTART, Action.RESTART, Action.RESTART_EXCLUDING]
+        Action.RESTART,
+        Action.RESTART,
+        Action.RESTART_EXCLUDING,
+    ]
     assert [rung(FailureClass.PROCESS_CRASH, n) for n in (1, 2)] == [Action.RESTART, Action.STOP]
     for cls in (FailureClass.APP_ERROR, FailureClass.GPU_OOM, FailureClass.HOST_OOM, FailureClass.NUMERICAL):
         assert rung(cls, 1) is Action.STOP
@@ -46,10 +52,18 @@ def test_built_in_ladders():
 
 
 def test_rung_for_walks_the_ladder_then_stops():
-    book = Runbook(failure_class=FailureClass.HANG, cause_layer=CauseLayer.AMBIGUOUS, recoverable_by_restart=True,
-                   ladder=[Rung(action=Action.RESTART, times=2), Rung(action=Action.RESTART_EXCLUDING)])
+    book = Runbook(
+        failure_class=FailureClass.HANG,
+        cause_layer=CauseLayer.AMBIGUOUS,
+        recoverable_by_restart=True,
+        ladder=[Rung(action=Action.RESTART, times=2), Rung(action=Action.RESTART_EXCLUDING)],
+    )
     assert [book.rung_for(n) for n in (1, 2, 3, 4)] == [
-        Action.RESTART, Action.RESTART, Action.RESTART_EXCLUDING, Action.STOP]
+        Action.RESTART,
+        Action.RESTART,
+        Action.RESTART_EXCLUDING,
+        Action.STOP,
+    ]
 
 
 def test_a_good_file_loads(tmp_path):
@@ -63,16 +77,19 @@ def test_explicit_null_override_means_unknown():
     assert Pattern(id="a", regex="x").recoverable(True) is True
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("failure_class: storage\n  bad: [indent", "storage.yaml: "),
-    (GOOD.replace("regex: 'No space left on device'", "regex: '(?<=no)space'"), "not an RE2 regex"),
-    (GOOD.replace("ladder:\n  - action: restart\n", "ladder: []\n"), "ladder must have at least one rung"),
-    (GOOD.replace("cause_layer: storage", "cause_layer: disks"), "cause_layer"),
-    (GOOD + "colour: blue\n", "colour: Extra inputs are not permitted"),
-    (GOOD.replace("    recoverable_by_restart: false\n", "    xid_codes: [79]\n"), "needs a (?P<xid>...) group"),
-    (GOOD.replace("id: disk-full", "id: Disk Full"), "patterns.0.id"),
-    (GOOD + "  - action: explode\n", "ladder.1.action"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("failure_class: storage\n  bad: [indent", "storage.yaml: "),
+        (GOOD.replace("regex: 'No space left on device'", "regex: '(?<=no)space'"), "not an RE2 regex"),
+        (GOOD.replace("ladder:\n  - action: restart\n", "ladder: []\n"), "ladder must have at least one rung"),
+        (GOOD.replace("cause_layer: storage", "cause_layer: disks"), "cause_layer"),
+        (GOOD + "colour: blue\n", "colour: Extra inputs are not permitted"),
+        (GOOD.replace("    recoverable_by_restart: false\n", "    xid_codes: [79]\n"), "needs a (?P<xid>...) group"),
+        (GOOD.replace("id: disk-full", "id: Disk Full"), "patterns.0.id"),
+        (GOOD + "  - action: explode\n", "ladder.1.action"),
+    ],
+)
 def test_a_bad_runbook_is_one_line_error(tmp_path, text, expected):
     write(tmp_path, "storage.yaml", text)
     with pytest.raises(RunbookError) as raised:

@@ -11,11 +11,15 @@ from respawn.services import build_services
 
 
 def _config(tmp_path: Path, bin_dir: Path) -> ClusterConfig:
-    return ClusterConfig.model_validate({
-        "cluster": "c1", "environments": {}, "audit_db": str(tmp_path / "audit.db"),
-        "logs": {"job_output": str(tmp_path / "{job_id}.out")},
-        "scheduler": {"slurm_bin_dir": str(bin_dir)},
-    })
+    return ClusterConfig.model_validate(
+        {
+            "cluster": "c1",
+            "environments": {},
+            "audit_db": str(tmp_path / "audit.db"),
+            "logs": {"job_output": str(tmp_path / "{job_id}.out")},
+            "scheduler": {"slurm_bin_dir": str(bin_dir)},
+        }
+    )
 
 
 async def test_the_configured_folder_provides_the_commands(tmp_path):

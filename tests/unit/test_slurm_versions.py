@@ -106,7 +106,12 @@ def test_requeued_held_with_an_excluded_node(version: str) -> None:
 @pytest.mark.parametrize("version", VERSIONS)
 def test_ended_jobs(version: str) -> None:
     exit3 = job(version, "failed_exit3")
-    assert (exit3.state, exit3.exit_code, exit3.exit_signal, exit3.state_reason) == ("FAILED", 3, None, "NonZeroExitCode")
+    assert (exit3.state, exit3.exit_code, exit3.exit_signal, exit3.state_reason) == (
+        "FAILED",
+        3,
+        None,
+        "NonZeroExitCode",
+    )
     killed = job(version, "failed_sigkill")
     # 24.11 leaves return_code unset for a job a signal ended: that is exit code 0 with the signal.
     assert (killed.state, killed.exit_code, killed.exit_signal) == ("FAILED", 0, 9)
@@ -135,10 +140,20 @@ def test_array_tasks(version: str) -> None:
     assert tasks[0].state == tasks[2].state == "COMPLETED"
 
 
-NODES = {"22.05": ["sinfo.json", "sinfo-N.json"], "24.11": ["sinfo.json", "sinfo-N.json", "scontrol-node.json",
-                                                             "scontrol-node-v0.0.40.json", "scontrol-node-v0.0.41.json"]}
-NODES_DOWN = {"22.05": ["sinfo-node-down.json", "sinfo-N-node-down.json"],
-              "24.11": ["sinfo-node-down.json", "sinfo-N-node-down.json", "scontrol-node-down.json"]}
+NODES = {
+    "22.05": ["sinfo.json", "sinfo-N.json"],
+    "24.11": [
+        "sinfo.json",
+        "sinfo-N.json",
+        "scontrol-node.json",
+        "scontrol-node-v0.0.40.json",
+        "scontrol-node-v0.0.41.json",
+    ],
+}
+NODES_DOWN = {
+    "22.05": ["sinfo-node-down.json", "sinfo-N-node-down.json"],
+    "24.11": ["sinfo-node-down.json", "sinfo-N-node-down.json", "scontrol-node-down.json"],
+}
 
 
 @pytest.mark.parametrize(("version", "name"), [(v, n) for v in VERSIONS for n in NODES[v]])
@@ -147,8 +162,11 @@ def test_drained_nodes(version: str, name: str) -> None:
     assert sorted(found) == ["node1", "node2", "node3", "node4"]
     draining, drained = found["node1"], found["node4"]
     # node1 drains under the running 2-node job; node4 has nothing left on it.
-    assert (draining.state, draining.flags, draining.reason) == (NodeState.MIXED, [NodeFlag.DRAIN],
-                                                                 situations(version)["drain_reason"])
+    assert (draining.state, draining.flags, draining.reason) == (
+        NodeState.MIXED,
+        [NodeFlag.DRAIN],
+        situations(version)["drain_reason"],
+    )
     assert (drained.state, drained.flags, drained.reason) == ("idle", ["DRAIN"], "maintenance")
     assert drained.drained and not drained.unreachable
     assert found["node2"].flags == [] and not found["node2"].drained
@@ -206,8 +224,11 @@ def test_controller_down() -> None:
     with pytest.raises(SchedulerUnavailable):
         parse_squeue_json(old["stdout"])
     for version in VERSIONS:
-        for name in ("squeue-controller-down.json", "sinfo-controller-down.json",
-                     "scontrol-requeue-controller-down.json"):
+        for name in (
+            "squeue-controller-down.json",
+            "sinfo-controller-down.json",
+            "scontrol-requeue-controller-down.json",
+        ):
             result = json.loads((folder(version) / name).read_text())
             if result["rc"] == 0:
                 continue
@@ -232,8 +253,10 @@ class Replay:
 
 
 async def test_adapter_on_2205_filters_itself() -> None:
-    transport = Replay("22.05", {("squeue", "--json", "--states=all"): "squeue-node-down.json",
-                                 ("sinfo", "--json"): "sinfo-node-down.json"})
+    transport = Replay(
+        "22.05",
+        {("squeue", "--json", "--states=all"): "squeue-node-down.json", ("sinfo", "--json"): "sinfo-node-down.json"},
+    )
     slurm = Slurm(transport)
     failed = situations("22.05")["jobs"]["node_fail"]
     assert (await slurm.job(failed)).state == "NODE_FAIL"
@@ -246,13 +269,16 @@ async def test_adapter_on_2205_filters_itself() -> None:
 
 async def test_adapter_on_2411_asks_for_what_it_needs() -> None:
     failed = situations("24.11")["jobs"]["node_fail"]
-    transport = Replay("24.11", {
-        ("squeue", "--json", "--states=all"): "squeue-node-down.json",
-        ("scontrol", "show", "job", "--json", str(failed)): f"scontrol-job-{failed}.json",
-        ("scontrol", "show", "job", "--json", "999999"): "scontrol-job-unknown.json",
-        ("sinfo", "--json"): "sinfo-node-down.json",
-        ("scontrol", "show", "node", "--json"): "scontrol-node-down.json",
-    })
+    transport = Replay(
+        "24.11",
+        {
+            ("squeue", "--json", "--states=all"): "squeue-node-down.json",
+            ("scontrol", "show", "job", "--json", str(failed)): f"scontrol-job-{failed}.json",
+            ("scontrol", "show", "job", "--json", "999999"): "scontrol-job-unknown.json",
+            ("sinfo", "--json"): "sinfo-node-down.json",
+            ("scontrol", "show", "node", "--json"): "scontrol-node-down.json",
+        },
+    )
     slurm = Slurm(transport)
     # A finished job is seen (squeue -t all), and once the version is known one job is one scontrol call.
     assert failed in {j.job_id for j in await slurm.jobs()}
@@ -293,8 +319,13 @@ def test_settings_that_would_break_recovery_are_warned_about() -> None:
     from respawn.surfaces.status import config_warnings
 
     settings = parse_config((folder("24.11") / "scontrol-config.txt").read_text())
-    bad = settings | {"SLURM_VERSION": "25.05.1", "JobRequeue": "0", "MinJobAge": "10 sec",
-                      "AuthInfo": "socket=/run/munge.socket.2", "PrivateData": "accounts,jobs"}
+    bad = settings | {
+        "SLURM_VERSION": "25.05.1",
+        "JobRequeue": "0",
+        "MinJobAge": "10 sec",
+        "AuthInfo": "socket=/run/munge.socket.2",
+        "PrivateData": "accounts,jobs",
+    }
     warnings = config_warnings(bad, "respawn")
     assert [w.split()[0] for w in warnings] == ["Slurm", "JobRequeue=0:", "MinJobAge=10", "PrivateData=accounts,jobs:"]
     assert config_warnings(bad | {"AuthInfo": "cred_expire=600"}, "root")[-1].startswith("cred_expire=600 s")

@@ -96,7 +96,9 @@ def test_account_and_user_id_for_environment_bindings(jobs: dict[int, JobInfo]) 
     wrapped = {"job_id": 8, "job_state": "RUNNING", "user_id": {"set": True, "infinite": False, "number": 1002}}
     assert parse_squeue_json(json.dumps({"jobs": [wrapped]}))[0].user_id == 1002
     for odd in ({}, {"user_id": None}, {"user_id": "nobody"}, {"user_id": True}):
-        assert parse_squeue_json(json.dumps({"jobs": [{"job_id": 9, "job_state": "PENDING", **odd}]}))[0].user_id is None
+        assert (
+            parse_squeue_json(json.dumps({"jobs": [{"job_id": 9, "job_state": "PENDING", **odd}]}))[0].user_id is None
+        )
 
 
 def test_allocation_falls_back_to_job_resources() -> None:

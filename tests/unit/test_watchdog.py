@@ -34,11 +34,15 @@ class FakeSlurm:
 
 
 def _config(tmp_path: Path, timeout: float) -> ClusterConfig:
-    return ClusterConfig.model_validate({
-        "cluster": CLUSTER, "environments": {"e": {"max_mode": "action"}},
-        "logs": {"job_output": str(tmp_path / "{job_id}.out")}, "audit_db": str(tmp_path / "audit.db"),
-        "watchdog": {"hold_timeout_s": timeout},
-    })
+    return ClusterConfig.model_validate(
+        {
+            "cluster": CLUSTER,
+            "environments": {"e": {"max_mode": "action"}},
+            "logs": {"job_output": str(tmp_path / "{job_id}.out")},
+            "audit_db": str(tmp_path / "audit.db"),
+            "watchdog": {"hold_timeout_s": timeout},
+        }
+    )
 
 
 @pytest.fixture
@@ -48,17 +52,33 @@ def audit(tmp_path: Path) -> Iterator[AuditTrail]:
     trail.close()
 
 
-def _record(audit: AuditTrail, event: EventType, *, ago_s: float = 0.0, acted: bool = True,
-            incident: str = INCIDENT, attempt: int = 0) -> None:
-    audit.record(AuditEvent(key=f"{incident}/{event.value}", event_type=event, cluster=CLUSTER, job_id=7,
-                            attempt=attempt, incident_id=incident, acted=acted,
-                            at=datetime.now(UTC) - timedelta(seconds=ago_s)))
+def _record(
+    audit: AuditTrail,
+    event: EventType,
+    *,
+    ago_s: float = 0.0,
+    acted: bool = True,
+    incident: str = INCIDENT,
+    attempt: int = 0,
+) -> None:
+    audit.record(
+        AuditEvent(
+            key=f"{incident}/{event.value}",
+            event_type=event,
+            cluster=CLUSTER,
+            job_id=7,
+            attempt=attempt,
+            incident_id=incident,
+            acted=acted,
+            at=datetime.now(UTC) - timedelta(seconds=ago_s),
+        )
+    )
 
 
-def _job(*, reason: str = "JobHeldUser", description: str = REQUEUE_HELD, restarts: int = 1,
-         state: str = "PENDING") -> JobInfo:
-    return JobInfo(job_id=7, state=state, state_reason=reason, state_description=description,
-                   restart_count=restarts)
+def _job(
+    *, reason: str = "JobHeldUser", description: str = REQUEUE_HELD, restarts: int = 1, state: str = "PENDING"
+) -> JobInfo:
+    return JobInfo(job_id=7, state=state, state_reason=reason, state_description=description, restart_count=restarts)
 
 
 def _watchdog(tmp_path: Path, audit: AuditTrail, slurm: FakeSlurm, timeout: float = 10.0) -> Watchdog:
@@ -106,12 +126,16 @@ async def test_without_a_held_row_the_clock_starts_when_the_watchdog_sees_the_ho
     assert [r.job_id for r in await watchdog.check([_job()])] == [7]
 
 
-@pytest.mark.parametrize("job", [
-    _job(reason="JobHeldAdmin", description=""),  # `scontrol hold` by an admin
-    _job(reason="JobHeldUser", description=""),  # `scontrol uhold` by the owner
-    _job(restarts=2),  # the hold of a later attempt, not this incident's
-    _job(state="RUNNING", reason="None", description=""),  # released by someone else
-], ids=["admin-hold", "user-hold", "other-attempt", "running"])
+@pytest.mark.parametrize(
+    "job",
+    [
+        _job(reason="JobHeldAdmin", description=""),  # `scontrol hold` by an admin
+        _job(reason="JobHeldUser", description=""),  # `scontrol uhold` by the owner
+        _job(restarts=2),  # the hold of a later attempt, not this incident's
+        _job(state="RUNNING", reason="None", description=""),  # released by someone else
+    ],
+    ids=["admin-hold", "user-hold", "other-attempt", "running"],
+)
 async def test_a_job_not_in_this_incidents_requeue_hold_is_never_touched(tmp_path, audit, job):
     slurm = FakeSlurm()
     _record(audit, EventType.DECIDED, ago_s=3600)

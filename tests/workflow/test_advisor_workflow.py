@@ -32,8 +32,11 @@ class AdvisorFakes(Fakes):
         @activity.defn(name="await_reconciliation")
         async def reconcile(ref: AdviceRef) -> Outcome:
             self.calls.append("await_reconciliation")
-            return Outcome(generation=ref.generation, converged=self.converged,
-                           detail="ctl: converged" if self.converged else "ctl: abandoned: job is CANCELLED")
+            return Outcome(
+                generation=ref.generation,
+                converged=self.converged,
+                detail="ctl: converged" if self.converged else "ctl: abandoned: job is CANCELLED",
+            )
 
         return [*super().activities(), publish, reconcile]
 
@@ -53,8 +56,13 @@ async def test_restart_is_published_as_advice_reconciled_then_followed(env):
     assert scheduler_calls(fakes) == []
     assert [(a.desired, a.exclude, a.attempt) for a in fakes.published] == [(Desired.RESTART, ["n2"], 0)]
     steps = [c for c in fakes.calls if not c.startswith("record:") or c == "record:decided"]
-    assert steps[steps.index("record:decided"):] == [
-        "record:decided", "publish_advice", "await_reconciliation", "await_next_attempt", "await_progress"]
+    assert steps[steps.index("record:decided") :] == [
+        "record:decided",
+        "publish_advice",
+        "await_reconciliation",
+        "await_next_attempt",
+        "await_progress",
+    ]
 
 
 async def test_abandoned_advice_closes_the_incident_without_following(env):

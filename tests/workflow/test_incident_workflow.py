@@ -45,9 +45,15 @@ from respawn.workflows.incident import IncidentWorkflow
 class Fakes:
     """Activities that answer from a script and remember what was called, in order."""
 
-    def __init__(self, attributions: list[Attribution], decision: Decision, gone_at: str | None = None,
-                 nodes: NodeVerdict | None = None, interruptions: list[Interruption] | None = None,
-                 cascade: bool | None = None) -> None:
+    def __init__(
+        self,
+        attributions: list[Attribution],
+        decision: Decision,
+        gone_at: str | None = None,
+        nodes: NodeVerdict | None = None,
+        interruptions: list[Interruption] | None = None,
+        cascade: bool | None = None,
+    ) -> None:
         self.gone_at = gone_at  # an action that finds the job cancelled by its owner
         self.nodes = nodes or NodeVerdict()
         self._interruptions = interruptions  # the verdict of each assessment in turn (the last one repeats)
@@ -62,19 +68,26 @@ class Fakes:
         @activity.defn(name="gather_evidence")
         async def gather(req: GatherRequest) -> Gathered:
             self.calls.append("gather_evidence")
-            return Gathered(evidence=Evidence(cluster="c", job_id=req.job_id, attempt=req.attempt),
-                            log_end=100, checkpoint_step=10, cluster_nodes=["n1", "n2", "n3"],
-                            excluded_nodes=[], job_state="FAILED")
+            return Gathered(
+                evidence=Evidence(cluster="c", job_id=req.job_id, attempt=req.attempt),
+                log_end=100,
+                checkpoint_step=10,
+                cluster_nodes=["n1", "n2", "n3"],
+                excluded_nodes=[],
+                job_state="FAILED",
+            )
 
         @activity.defn(name="assess")
         async def assess(req: AssessRequest) -> Assessment:
             self.calls.append("assess")
             attribution = self._attributions[min(self.calls.count("assess"), len(self._attributions)) - 1]
-            assessment = Assessment(attribution=attribution, decision=self._decision, nodes=self.nodes,
-                                    cascade=self._cascade)
+            assessment = Assessment(
+                attribution=attribution, decision=self._decision, nodes=self.nodes, cascade=self._cascade
+            )
             if self._interruptions:
                 assessment.interruption = self._interruptions[
-                    min(self.calls.count("assess"), len(self._interruptions)) - 1]
+                    min(self.calls.count("assess"), len(self._interruptions)) - 1
+                ]
             return assessment
 
         def action(name: str):
@@ -85,6 +98,7 @@ class Fakes:
                 if name == self.gone_at:
                     raise ApplicationError("job is CANCELLED", type="JobGone", non_retryable=True)
                 return ActionResult(done=True, detail=name)
+
             return act
 
         @activity.defn(name="await_next_attempt")
@@ -103,34 +117,83 @@ class Fakes:
             self.events.append(event)
             return True
 
-        return [gather, assess, action("hold_job"), action("exclude_nodes"), action("release_job"),
-                action("drain_nodes"), next_attempt, progress, record]
+        return [
+            gather,
+            assess,
+            action("hold_job"),
+            action("exclude_nodes"),
+            action("release_job"),
+            action("drain_nodes"),
+            next_attempt,
+            progress,
+            record,
+        ]
 
 
-XID = Attribution(failure_class=FailureClass.GPU_HARDWARE, cause_layer=CauseLayer.HARDWARE, node_implicated=True,
-                  nodes=["n2"], recoverable_by_restart=True, pattern="xid-fatal")
-COMM = Attribution(failure_class=FailureClass.COMM_ERROR, cause_layer=CauseLayer.AMBIGUOUS,
-                   recoverable_by_restart=True, pattern="gloo-connection-reset")
-NODE = Attribution(failure_class=FailureClass.NODE_FAILURE, cause_layer=CauseLayer.HARDWARE, node_implicated=True,
-                   nodes=["n3"], recoverable_by_restart=True, pattern=None)
+XID = Attribution(
+    failure_class=FailureClass.GPU_HARDWARE,
+    cause_layer=CauseLayer.HARDWARE,
+    node_implicated=True,
+    nodes=["n2"],
+    recoverable_by_restart=True,
+    pattern="xid-fatal",
+)
+COMM = Attribution(
+    failure_class=FailureClass.COMM_ERROR,
+    cause_layer=CauseLayer.AMBIGUOUS,
+    recoverable_by_restart=True,
+    pattern="gloo-connection-reset",
+)
+NODE = Attribution(
+    failure_class=FailureClass.NODE_FAILURE,
+    cause_layer=CauseLayer.HARDWARE,
+    node_implicated=True,
+    nodes=["n3"],
+    recoverable_by_restart=True,
+    pattern=None,
+)
 RESTART = Decision(action=Action.RESTART_EXCLUDING, exclude=["n2"], newly_excluded=["n2"], reason="xid on n2")
 
 
-async def run_incident(env, fakes: Fakes, mode: Mode = Mode.ACTION, signals: list[Detection] = (),
-                       cascade_wait_s: float = 20.0, approval: Approval | None = None,
-                       operator=None, acting: Acting = Acting.RESPAWN) -> IncidentResult:
+async def run_incident(
+    env,
+    fakes: Fakes,
+    mode: Mode = Mode.ACTION,
+    signals: list[Detection] = (),
+    cascade_wait_s: float = 20.0,
+    approval: Approval | None = None,
+    operator=None,
+    acting: Acting = Acting.RESPAWN,
+) -> IncidentResult:
     queue = f"q-{uuid.uuid4()}"
     detection = Detection(kind=DetectionKind.LOG_LINE, at=datetime.now(UTC), job_id=5, attempt=0, line="Xid 79")
-    async with Worker(env.client, task_queue=queue, workflows=[IncidentWorkflow], activities=fakes.activities(),
-                      workflow_failure_exception_types=[Exception]):
+    async with Worker(
+        env.client,
+        task_queue=queue,
+        workflows=[IncidentWorkflow],
+        activities=fakes.activities(),
+        workflow_failure_exception_types=[Exception],
+    ):
         handle = await env.client.start_workflow(
             IncidentWorkflow.run,
-            IncidentInput(cluster="c", job_id=5, attempt=0, environment="demo", mode=mode, settle_s=1.0,
-                          cascade_wait_s=cascade_wait_s, follow_timeout_s=60, approval=approval,
-                          acting=acting),
-            id=f"incident-c-5-0-{uuid.uuid4()}", task_queue=queue,
-            start_signal="detect", start_signal_args=[detection],
-            execution_timeout=timedelta(hours=1))
+            IncidentInput(
+                cluster="c",
+                job_id=5,
+                attempt=0,
+                environment="demo",
+                mode=mode,
+                settle_s=1.0,
+                cascade_wait_s=cascade_wait_s,
+                follow_timeout_s=60,
+                approval=approval,
+                acting=acting,
+            ),
+            id=f"incident-c-5-0-{uuid.uuid4()}",
+            task_queue=queue,
+            start_signal="detect",
+            start_signal_args=[detection],
+            execution_timeout=timedelta(hours=1),
+        )
         for extra in signals:
             await handle.signal("detect", extra)
         if operator is not None:
@@ -144,8 +207,16 @@ async def test_action_mode_records_the_decision_before_acting_and_follows_the_ne
     assert result.phase is Phase.RESUMED and result.excluded_nodes == ["n2"]
     assert result.resumed.resumed_from == 10
     assert fakes.calls == [
-        "record:detected", "gather_evidence", "assess", "record:attributed", "record:decided",
-        "hold_job", "exclude_nodes", "release_job", "await_next_attempt", "await_progress",
+        "record:detected",
+        "gather_evidence",
+        "assess",
+        "record:attributed",
+        "record:decided",
+        "hold_job",
+        "exclude_nodes",
+        "release_job",
+        "await_next_attempt",
+        "await_progress",
         "record:incident_closed",
     ]
     decided = next(e for e in fakes.events if e.event_type.value == "decided")
@@ -217,8 +288,9 @@ async def test_operator_stop_replaces_the_decision_and_is_recorded_with_who_and_
     fakes = Fakes([XID], RESTART)
 
     async def stop(handle):
-        answer = await handle.execute_update("apply_override", Override(
-            action=OverrideAction.STOP, reason="bad data shard", who="alice"))
+        answer = await handle.execute_update(
+            "apply_override", Override(action=OverrideAction.STOP, reason="bad data shard", who="alice")
+        )
         assert "stop accepted" in answer
 
     result = await run_incident(env, fakes, operator=stop)
@@ -235,8 +307,10 @@ async def test_operator_restart_excludes_the_nodes_given(env):
     fakes = Fakes([XID], Decision(action=Action.STOP, reason="app bug"))
 
     async def restart(handle):
-        await handle.execute_update("apply_override", Override(
-            action=OverrideAction.RESTART, exclude=["n3"], reason="n3 looked flaky", who="bob"))
+        await handle.execute_update(
+            "apply_override",
+            Override(action=OverrideAction.RESTART, exclude=["n3"], reason="n3 looked flaky", who="bob"),
+        )
 
     result = await run_incident(env, fakes, operator=restart)
     assert result.phase is Phase.RESUMED
@@ -261,8 +335,7 @@ async def test_approval_environment_waits_and_acts_when_approved(env):
     async def approve(handle):
         await wait_phase(handle, Phase.AWAITING_APPROVAL)
         assert "hold_job" not in fakes.calls
-        await handle.execute_update("apply_override", Override(action=OverrideAction.APPROVE, reason="go",
-                                                               who="carol"))
+        await handle.execute_update("apply_override", Override(action=OverrideAction.APPROVE, reason="go", who="carol"))
 
     result = await run_incident(env, fakes, approval=Approval(timeout_s=600), operator=approve)
     assert result.phase is Phase.RESUMED and "hold_job" in fakes.calls

@@ -29,6 +29,7 @@ def _detection(kind: DetectionKind = DetectionKind.LOG_LINE, pattern: str | None
 
 # -- the judgement, pure ------------------------------------------------------------------------
 
+
 def test_a_handled_line_in_a_running_attempt_is_only_suspected(catalogue):
     verdict = judge("RUNNING", 0, 0, [_detection(pattern="cuda-oom")], catalogue.onset)
     assert verdict.verdict is Verdict.SUSPECTED and not verdict.ended
@@ -38,8 +39,9 @@ def test_the_attempt_ending_badly_confirms_it(catalogue):
     verdict = judge("FAILED", 0, 0, [_detection()], catalogue.onset)
     assert verdict.verdict is Verdict.CONFIRMED and verdict.ended
     # Slurm's state can lag its report: the detector's job-ended detection confirms as well.
-    lagging = judge("RUNNING", 0, 0, [_detection(), _detection(DetectionKind.JOB_ENDED, None, job_state="FAILED")],
-                    catalogue.onset)
+    lagging = judge(
+        "RUNNING", 0, 0, [_detection(), _detection(DetectionKind.JOB_ENDED, None, job_state="FAILED")], catalogue.onset
+    )
     assert lagging.verdict is Verdict.CONFIRMED and lagging.ended
 
 
@@ -62,8 +64,9 @@ def test_a_line_the_process_cannot_survive_confirms_by_itself(catalogue):
 
 def test_an_end_the_owner_meant_is_not_an_interruption(catalogue):
     for state in ("CANCELLED", "CANCELLED by 1000", "COMPLETED"):
-        verdict = judge(state, 0, 0, [_detection(), _detection(DetectionKind.NODE_DOWN, None, node="n1")],
-                        catalogue.onset)
+        verdict = judge(
+            state, 0, 0, [_detection(), _detection(DetectionKind.NODE_DOWN, None, node="n1")], catalogue.onset
+        )
         assert verdict.verdict is Verdict.NOT_INTERRUPTED, state
 
 
@@ -73,6 +76,7 @@ def test_slurms_own_cancel_line_is_a_report_not_a_suspicion(catalogue, matcher):
 
 
 # -- the workflow ---------------------------------------------------------------------------------
+
 
 async def test_a_suspicion_the_attempt_outlives_closes_as_not_interrupted_and_acts_on_nothing(env):
     fakes = Fakes([XID], RESTART, interruptions=[SUSPECTED])
@@ -97,8 +101,9 @@ async def test_a_suspicion_confirmed_within_the_window_is_recovered(env):
 
 
 async def test_an_owner_cancel_records_no_stop(env):
-    cancelled = Interruption(verdict=Verdict.NOT_INTERRUPTED, why="the attempt ended CANCELLED, as its owner meant",
-                             ended=True)
+    cancelled = Interruption(
+        verdict=Verdict.NOT_INTERRUPTED, why="the attempt ended CANCELLED, as its owner meant", ended=True
+    )
     fakes = Fakes([XID], STOP, interruptions=[cancelled])
     result = await run_incident(env, fakes)
     assert result.phase is Phase.NOT_INTERRUPTED
@@ -124,17 +129,27 @@ async def test_a_stop_on_an_ended_attempt_withholds_its_requeue(env):
 
 # -- the detector hands the attempt on ------------------------------------------------------------
 
+
 async def test_a_crash_after_a_not_interrupted_incident_opens_the_attempts_next_incident(env, tmp_path):
-    config = ClusterConfig.model_validate({
-        "cluster": f"c{uuid.uuid4().hex[:8]}", "environments": {"demo": {"max_mode": "action"}},
-        "logs": {"job_output": str(tmp_path / "slurm-{job_id}.out")}, "audit_db": str(tmp_path / "audit.db"),
-        "detector": {"settle_s": 1, "confirm_window_s": 5},
-    })
+    config = ClusterConfig.model_validate(
+        {
+            "cluster": f"c{uuid.uuid4().hex[:8]}",
+            "environments": {"demo": {"max_mode": "action"}},
+            "logs": {"job_output": str(tmp_path / "slurm-{job_id}.out")},
+            "audit_db": str(tmp_path / "audit.db"),
+            "detector": {"settle_s": 1, "confirm_window_s": 5},
+        }
+    )
     enrolment = Enrolment(environment="demo", mode=Mode.ACTION)
     first = incident_id(config.cluster, 5, 0)
     fakes = Fakes([XID], RESTART, interruptions=[SUSPECTED, SUSPECTED, ENDED])
-    async with Worker(env.client, task_queue=config.task_queue, workflows=[IncidentWorkflow],
-                      activities=fakes.activities(), workflow_failure_exception_types=[Exception]):
+    async with Worker(
+        env.client,
+        task_queue=config.task_queue,
+        workflows=[IncidentWorkflow],
+        activities=fakes.activities(),
+        workflow_failure_exception_types=[Exception],
+    ):
         delivered = await signal_detection(env.client, config, enrolment, _detection(log_offset=40))
         assert delivered is not None and delivered.incident_id == first and delivered.seq == 0
         closed = await env.client.get_workflow_handle(first, result_type=IncidentResult).result()
@@ -147,7 +162,8 @@ async def test_a_crash_after_a_not_interrupted_incident_opens_the_attempts_next_
         assert delivered is not None and delivered.seq == 1 and delivered.incident_id == f"{first}.1"
         assert delivered.log_offset == 100
         second = await env.client.get_workflow_handle(delivered.incident_id, result_type=IncidentResult).result(
-            rpc_timeout=timedelta(seconds=30))
+            rpc_timeout=timedelta(seconds=30)
+        )
         assert second.phase is Phase.RESUMED
 
         # That interruption was handled: a late detection of it acts on nothing twice.

@@ -35,9 +35,15 @@ from respawn.workflows.incident import IncidentWorkflow
 from tests.workflow.test_advisor_workflow import AdvisorFakes, run_advised, scheduler_calls
 from tests.workflow.test_incident_workflow import RESTART, XID, Fakes, run_incident
 
-SLOW = Attribution(failure_class=FailureClass.SLOWDOWN, cause_layer=CauseLayer.HARDWARE, node_implicated=True,
-                   nodes=["n2"], recoverable_by_restart=True, pattern="progress-straggler",
-                   line="respawn-detector: slowdown: rank 1 on n2 is 3.0x slower than its peers")
+SLOW = Attribution(
+    failure_class=FailureClass.SLOWDOWN,
+    cause_layer=CauseLayer.HARDWARE,
+    node_implicated=True,
+    nodes=["n2"],
+    recoverable_by_restart=True,
+    pattern="progress-straggler",
+    line="respawn-detector: slowdown: rank 1 on n2 is 3.0x slower than its peers",
+)
 
 
 class FollowFakes(Fakes):
@@ -64,22 +70,41 @@ def operator(override: Override, signal: bool = False):
             await handle.signal("override", override)
         else:
             await handle.execute_update("apply_override", override)
+
     return act
 
 
 async def run_slowdown(env, fakes: Fakes, mode: Mode) -> IncidentResult:
     """As run_incident, for the incident a straggler finding opens beside the attempt's."""
     queue = f"q-{uuid.uuid4()}"
-    detection = Detection(kind=DetectionKind.SLOWDOWN, at=datetime.now(UTC), job_id=5, attempt=0, node="n2",
-                          line=SLOW.line)
-    async with Worker(env.client, task_queue=queue, workflows=[IncidentWorkflow], activities=fakes.activities(),
-                      workflow_failure_exception_types=[Exception]):
+    detection = Detection(
+        kind=DetectionKind.SLOWDOWN, at=datetime.now(UTC), job_id=5, attempt=0, node="n2", line=SLOW.line
+    )
+    async with Worker(
+        env.client,
+        task_queue=queue,
+        workflows=[IncidentWorkflow],
+        activities=fakes.activities(),
+        workflow_failure_exception_types=[Exception],
+    ):
         handle = await env.client.start_workflow(
             IncidentWorkflow.run,
-            IncidentInput(cluster="c", job_id=5, attempt=0, environment="demo", mode=mode, settle_s=1.0,
-                          cascade_wait_s=20.0, follow_timeout_s=60),
-            id=f"incident-c-5-0-slowdown-{uuid.uuid4()}", task_queue=queue,
-            start_signal="detect", start_signal_args=[detection], execution_timeout=timedelta(hours=1))
+            IncidentInput(
+                cluster="c",
+                job_id=5,
+                attempt=0,
+                environment="demo",
+                mode=mode,
+                settle_s=1.0,
+                cascade_wait_s=20.0,
+                follow_timeout_s=60,
+            ),
+            id=f"incident-c-5-0-slowdown-{uuid.uuid4()}",
+            task_queue=queue,
+            start_signal="detect",
+            start_signal_args=[detection],
+            execution_timeout=timedelta(hours=1),
+        )
         return await handle.result()
 
 
@@ -115,8 +140,11 @@ async def test_job_gone_while_following_closes_the_incident(env):
 
 async def test_operator_release_lets_the_job_go_unchanged(env):
     fakes = Fakes([XID], RESTART)
-    result = await run_incident(env, fakes, operator=operator(Override(
-        action=OverrideAction.RELEASE, reason="the owner will see to it", who="erin")))
+    result = await run_incident(
+        env,
+        fakes,
+        operator=operator(Override(action=OverrideAction.RELEASE, reason="the owner will see to it", who="erin")),
+    )
     assert result.phase is Phase.RELEASED and result.action == "release" and "erin" in result.reason
     assert [c for c in fakes.calls if c in ("hold_job", "exclude_nodes", "release_job")] == ["release_job"]
     assert fakes.requests["release_job"].exclude == []
@@ -124,15 +152,22 @@ async def test_operator_release_lets_the_job_go_unchanged(env):
 
 async def test_operator_signal_stop_from_the_web_ui(env):
     fakes = Fakes([XID], RESTART)
-    result = await run_incident(env, fakes, operator=operator(Override(
-        action=OverrideAction.STOP, reason="bad data shard", who="frank"), signal=True))
+    result = await run_incident(
+        env,
+        fakes,
+        operator=operator(Override(action=OverrideAction.STOP, reason="bad data shard", who="frank"), signal=True),
+    )
     assert result.phase is Phase.STOPPED and "frank" in result.reason and "hold_job" not in fakes.calls
 
 
 async def test_advisor_release_is_advised(env):
     fakes = AdvisorFakes(RESTART)
-    result = await run_incident(env, fakes, acting=Acting.CONTROLLER, operator=operator(Override(
-        action=OverrideAction.RELEASE, reason="the owner will see to it", who="erin")))
+    result = await run_incident(
+        env,
+        fakes,
+        acting=Acting.CONTROLLER,
+        operator=operator(Override(action=OverrideAction.RELEASE, reason="the owner will see to it", who="erin")),
+    )
     assert result.phase is Phase.RELEASED and scheduler_calls(fakes) == []
     assert [(a.desired, a.exclude) for a in fakes.published] == [(Desired.RELEASE, [])]
 
@@ -145,16 +180,20 @@ async def test_advisor_stop_not_carried_out_closes(env):
 
 
 async def test_slowdown_is_recommended_beside_the_attempt(env):
-    fakes = Fakes([SLOW], Decision(action=Action.RESTART_EXCLUDING, exclude=["n2"], newly_excluded=["n2"],
-                                   reason="straggler on n2"))
+    fakes = Fakes(
+        [SLOW],
+        Decision(action=Action.RESTART_EXCLUDING, exclude=["n2"], newly_excluded=["n2"], reason="straggler on n2"),
+    )
     result = await run_slowdown(env, fakes, Mode.OBSERVE)
     assert result.phase is Phase.RECOMMENDED and result.failure_class == "slowdown" and not result.acted
     assert "hold_job" not in fakes.calls
 
 
 async def test_slowdown_acted_on_excludes_the_slow_node(env):
-    fakes = Fakes([SLOW], Decision(action=Action.RESTART_EXCLUDING, exclude=["n2"], newly_excluded=["n2"],
-                                   reason="straggler on n2"))
+    fakes = Fakes(
+        [SLOW],
+        Decision(action=Action.RESTART_EXCLUDING, exclude=["n2"], newly_excluded=["n2"], reason="straggler on n2"),
+    )
     result = await run_slowdown(env, fakes, Mode.ACTION)
     assert result.phase is Phase.RESUMED and result.excluded_nodes == ["n2"]
     assert fakes.requests["exclude_nodes"].exclude == ["n2"]

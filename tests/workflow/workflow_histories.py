@@ -52,8 +52,9 @@ CATALOGUE: dict[str, list[str]] = {
     "test_slowdown_is_recommended_beside_the_attempt": ["slowdown_recommended"],
     "test_slowdown_acted_on_excludes_the_slow_node": ["slowdown_restart_excluding"],
     # tests/workflow/test_interruption.py (recorded with the patch "confirm-interruption")
-    "test_a_suspicion_the_attempt_outlives_closes_as_not_interrupted_and_acts_on_nothing":
-        ["suspected_not_interrupted"],
+    "test_a_suspicion_the_attempt_outlives_closes_as_not_interrupted_and_acts_on_nothing": [
+        "suspected_not_interrupted"
+    ],
     "test_a_suspicion_confirmed_within_the_window_is_recovered": ["suspected_confirmed_restart"],
     "test_an_owner_cancel_records_no_stop": ["owner_ended_not_interrupted"],
     "test_a_stop_on_an_attempt_that_still_runs_is_a_recommendation_nobody_acted_on": ["stop_running_recommended"],

@@ -104,8 +104,10 @@ def stop(run_dir: Path) -> None:
 
 def _podman(etc_dir: Path, run_dir: Path, log_dir: Path) -> Engine:
     if shutil.which("podman") is None:
-        raise EngineError("no container engine: install podman, runc and debootstrap (deploy/setup.sh), "
-                          "or set RESPAWN_CONTAINER_ENGINE=docker to use a Docker engine")
+        raise EngineError(
+            "no container engine: install podman, runc and debootstrap (deploy/setup.sh), "
+            "or set RESPAWN_CONTAINER_ENGINE=docker to use a Docker engine"
+        )
     for folder in (etc_dir, run_dir, log_dir):
         folder.mkdir(parents=True, exist_ok=True)
     conf = etc_dir / "containers.conf"
@@ -116,8 +118,12 @@ def _podman(etc_dir: Path, run_dir: Path, log_dir: Path) -> Engine:
     log = log_dir / "podman.log"
     if podman_pid(run_dir) is None:
         sock.unlink(missing_ok=True)
-        procs.spawn_detached(["podman", "system", "service", "--time=0", engine.docker_host], log,
-                             run_dir / "podman.pid", env={**os.environ, "CONTAINERS_CONF": str(conf)})
+        procs.spawn_detached(
+            ["podman", "system", "service", "--time=0", engine.docker_host],
+            log,
+            run_dir / "podman.pid",
+            env={**os.environ, "CONTAINERS_CONF": str(conf)},
+        )
     if not procs.wait_until(lambda: podman_pid(run_dir) is not None and _ping(engine), START_TIMEOUT, 0.2):
         raise EngineError(f"podman service not answering on {sock}; last lines of {log}:\n{procs.log_tail(log)}")
     return engine
@@ -127,8 +133,10 @@ def _docker() -> Engine:
     host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
     engine = Engine(kind="docker", docker_host=host, registry_base=DOCKER_BASE_IMAGE)
     if not _ping(engine):
-        raise EngineError(f"no Docker engine answers at {host}: start one, set DOCKER_HOST, "
-                          "or install podman, runc and debootstrap (deploy/setup.sh)")
+        raise EngineError(
+            f"no Docker engine answers at {host}: start one, set DOCKER_HOST, "
+            "or install podman, runc and debootstrap (deploy/setup.sh)"
+        )
     return engine
 
 

@@ -52,8 +52,9 @@ def node_image(engine: Engine, log: Path) -> str:
         tag = f"localhost/respawn-node:{_digest(containerfile)}"
         if not _exists(client, tag):
             try:
-                _, lines = client.images.build(fileobj=io.BytesIO(containerfile.encode()), tag=tag, rm=True,
-                                               forcerm=True)
+                _, lines = client.images.build(
+                    fileobj=io.BytesIO(containerfile.encode()), tag=tag, rm=True, forcerm=True
+                )
             except docker.errors.BuildError as exc:
                 _append(log, "".join(str(chunk.get("stream", chunk)) for chunk in exc.build_log))
                 raise EngineError(f"building {tag} failed: {exc.msg}; see {log}") from exc
@@ -65,9 +66,7 @@ def node_image(engine: Engine, log: Path) -> str:
 
 def host_release() -> tuple[str, str]:
     """(suite, mirror) of this host: its codename and the Debian mirror apt uses for it."""
-    fields = dict(
-        line.split("=", 1) for line in Path("/etc/os-release").read_text().splitlines() if "=" in line
-    )
+    fields = dict(line.split("=", 1) for line in Path("/etc/os-release").read_text().splitlines() if "=" in line)
     suite = fields.get("VERSION_CODENAME", "").strip('"')
     if not suite:
         raise EngineError("/etc/os-release names no VERSION_CODENAME: cannot pick a debootstrap suite")
@@ -100,14 +99,25 @@ def _debootstrap_base(client, log: Path) -> str:
     with tempfile.TemporaryDirectory(prefix="respawn-rootfs-", dir="/var/tmp") as work:
         rootfs = Path(work) / "rootfs"
         with open(log, "ab") as out:
-            subprocess.run(["debootstrap", "--variant=minbase", suite, str(rootfs), mirror],
-                           stdout=out, stderr=subprocess.STDOUT, check=False, timeout=BUILD_TIMEOUT)
+            subprocess.run(
+                ["debootstrap", "--variant=minbase", suite, str(rootfs), mirror],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                check=False,
+                timeout=BUILD_TIMEOUT,
+            )
             if not (rootfs / "usr/bin/apt-get").exists():
                 raise EngineError(f"debootstrap {suite} from {mirror} failed; see {log}")
             # `podman import` reads the root filesystem as a tar stream.
             tar = subprocess.Popen(["tar", "-C", str(rootfs), "-c", "."], stdout=subprocess.PIPE)
-            imported = subprocess.run(["podman", "import", "-", tag], stdin=tar.stdout, stdout=out,
-                                      stderr=subprocess.STDOUT, check=False, timeout=BUILD_TIMEOUT)
+            imported = subprocess.run(
+                ["podman", "import", "-", tag],
+                stdin=tar.stdout,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                check=False,
+                timeout=BUILD_TIMEOUT,
+            )
             tar.wait()
     if imported.returncode != 0 or tar.returncode != 0:
         raise EngineError(f"podman import of the debootstrap root failed; see {log}")

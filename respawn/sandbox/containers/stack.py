@@ -149,10 +149,14 @@ def start_temporal(lab: ContainerLab) -> None:
         for name in temporal_server.SEARCH_ATTRIBUTES:
             argv += ["--search-attribute", f"{name}=Keyword"]
         procs.spawn_detached(argv, log, lab.pid_file("temporal"))
-    if not procs.wait_until(lambda: temporal_server.pid(lab) is not None and temporal_server.healthy(lab),
-                            temporal_server.START_TIMEOUT, interval=0.2):
-        raise RuntimeError(f"temporal not healthy on {lab.temporal_address}; last lines of {log}:\n"
-                           f"{procs.log_tail(log)}")
+    if not procs.wait_until(
+        lambda: temporal_server.pid(lab) is not None and temporal_server.healthy(lab),
+        temporal_server.START_TIMEOUT,
+        interval=0.2,
+    ):
+        raise RuntimeError(
+            f"temporal not healthy on {lab.temporal_address}; last lines of {log}:\n{procs.log_tail(log)}"
+        )
 
 
 def _fresh_lab(lab: ContainerLab, nodes: list[str]) -> None:
@@ -161,8 +165,18 @@ def _fresh_lab(lab: ContainerLab, nodes: list[str]) -> None:
     for db in (lab.audit_db, lab.temporal_db):
         for path in db.parent.glob(db.name + "*"):  # the database and its -wal / -shm files
             path.unlink()
-    for folder in (lab.etc_dir, lab.cluster_conf.parent, lab.run_dir / "munge", lab.log_dir, lab.state_dir,
-                   lab.out_dir, lab.ckpt_dir, lab.kernel_dir, lab.faults_dir, lab.temporal_db.parent):
+    for folder in (
+        lab.etc_dir,
+        lab.cluster_conf.parent,
+        lab.run_dir / "munge",
+        lab.log_dir,
+        lab.state_dir,
+        lab.out_dir,
+        lab.ckpt_dir,
+        lab.kernel_dir,
+        lab.faults_dir,
+        lab.temporal_db.parent,
+    ):
         folder.mkdir(parents=True, exist_ok=True)
     lab.munge_key.parent.mkdir(mode=0o700, exist_ok=True)
     lab.munge_key.parent.chmod(0o700)  # munged refuses a key directory that others can read
@@ -226,8 +240,6 @@ def _wait_nodes(lab: ContainerLab, nodes: list[str]) -> None:
     if not procs.wait_until(lambda: host_daemons.nodes_up(lab, nodes), NODES_TIMEOUT, interval=0.5):
         states = host_daemons.node_states(lab)
         raise RuntimeError(f"nodes not up after {NODES_TIMEOUT:.0f} s: {states}; logs in {lab.log_dir}")
-
-
 
 
 def _check_node(lab: ContainerLab, node: str) -> None:

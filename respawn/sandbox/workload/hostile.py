@@ -30,7 +30,7 @@ class Hostility(StrEnum):
 NODE = "node1"
 
 # Printed by the noisy job: each line is something a reader must survive in bounded time.
-_NOISE = r'''
+_NOISE = r"""
 import sys, time
 spaces = " " * 8000
 for i in range(200):
@@ -41,7 +41,7 @@ for rank in range(5000):                                    # ranks the job does
     print(f"[rank{rank}]: step 3 loss 0.5 compute_time 0.{rank % 9 + 1} s")
 sys.stdout.flush()
 time.sleep(600)
-'''
+"""
 
 
 def submit_hostile(lab: Lab, kind: Hostility, comment: str) -> int:
@@ -53,8 +53,20 @@ def submit_hostile(lab: Lab, kind: Hostility, comment: str) -> int:
         script.write_text(_NOISE)
         wrap = f"exec python3 -u {script}"
     else:
-        wrap = f'out={lab.out_dir}/slurm-$SLURM_JOB_ID.out; echo starting; rm -f "$out" && mkfifo "$out"; exec sleep 600'
-    argv = ["sbatch", "--parsable", f"--job-name=hostile-{kind.value}", "-N1", "-n1", f"-w{NODE}", f"--output={out}",
-            f"--chdir={lab.shared}", f"--comment={comment}", f"--wrap={wrap}"]
+        wrap = (
+            f'out={lab.out_dir}/slurm-$SLURM_JOB_ID.out; echo starting; rm -f "$out" && mkfifo "$out"; exec sleep 600'
+        )
+    argv = [
+        "sbatch",
+        "--parsable",
+        f"--job-name=hostile-{kind.value}",
+        "-N1",
+        "-n1",
+        f"-w{NODE}",
+        f"--output={out}",
+        f"--chdir={lab.shared}",
+        f"--comment={comment}",
+        f"--wrap={wrap}",
+    ]
     done = subprocess.run(argv, env=lab.env(), capture_output=True, text=True, check=True)
     return int(done.stdout.strip().split(";")[0])

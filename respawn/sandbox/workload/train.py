@@ -161,8 +161,10 @@ def print_handled_failures(step: int) -> None:
     """Failure-looking text a healthy trainer prints and handles, then trains on: a
     batch-size probe that runs out of GPU memory, a data read retried, a sample
     whose error is caught and skipped (its traceback printed, as logging does)."""
-    log(f"batch-size probe: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB "
-        f"(GPU 0; 79.15 GiB total capacity). Falling back to batch size {max(1, step % 7)}")
+    log(
+        f"batch-size probe: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB "
+        f"(GPU 0; 79.15 GiB total capacity). Falling back to batch size {max(1, step % 7)}"
+    )
     log("data: OSError: [Errno 5] Input/output error: '/datasets/shard-00042.tar', retrying in 1 s (1/5)")
     try:
         {"inputs": None}["labels"]

@@ -66,8 +66,9 @@ def reader(data: dict[str, Any], what: str) -> Reader:
     if module is None:
         slurm = release(data)
         known = ", ".join(f"{v} (Slurm {r})" for v, r in TESTED.items())
-        raise UnsupportedOutput(f"{what}: output format {found}{f' from Slurm {slurm}' if slurm else ''}"
-                                f" has no reader here; known: {known}")
+        raise UnsupportedOutput(
+            f"{what}: output format {found}{f' from Slurm {slurm}' if slurm else ''} has no reader here; known: {known}"
+        )
     return module
 
 

@@ -53,8 +53,17 @@ def names(value: Any) -> list[str]:
     return [text(value)] if value is not None else []
 
 
-def job_fields(raw: dict[str, Any], *, job_id: int, state: JobState, flags: list[JobFlag], exit_code: int | None,
-               exit_signal: int | None, nodes: list[str], array_task_id: int | None) -> dict[str, Any]:
+def job_fields(
+    raw: dict[str, Any],
+    *,
+    job_id: int,
+    state: JobState,
+    flags: list[JobFlag],
+    exit_code: int | None,
+    exit_signal: int | None,
+    nodes: list[str],
+    array_task_id: int | None,
+) -> dict[str, Any]:
     """A job's fields that every version prints alike; the caller reads the ones that differ."""
     array_job = integer(raw.get("array_job_id"))
     return {

@@ -23,17 +23,28 @@ def nodes(data: dict[str, Any]) -> list[dict[str, Any]]:
         if not isinstance(raw, dict) or not raw.get("name") or str(raw["name"]) in found:
             continue
         state, flags = node_state([*names(raw.get("state")), *names(raw.get("state_flags"))])
-        found[str(raw["name"])] = {"name": str(raw["name"]), "state": state, "flags": flags,
-                                   "reason": text(raw.get("reason"))}
+        found[str(raw["name"])] = {
+            "name": str(raw["name"]),
+            "state": state,
+            "flags": flags,
+            "reason": text(raw.get("reason")),
+        }
     return list(found.values())
 
 
 def _job(raw: dict[str, Any]) -> dict[str, Any]:
     state, flags = job_state(names(raw.get("job_state")))
     exit_code, exit_signal = _wait_status(raw.get("exit_code"))
-    return job_fields(raw, job_id=integer(raw.get("job_id")) or 0, state=state, flags=flags, exit_code=exit_code,
-                      exit_signal=exit_signal, nodes=_allocation(raw),
-                      array_task_id=integer(raw.get("array_task_id")))
+    return job_fields(
+        raw,
+        job_id=integer(raw.get("job_id")) or 0,
+        state=state,
+        flags=flags,
+        exit_code=exit_code,
+        exit_signal=exit_signal,
+        nodes=_allocation(raw),
+        array_task_id=integer(raw.get("array_task_id")),
+    )
 
 
 def _allocation(raw: dict[str, Any]) -> list[str]:

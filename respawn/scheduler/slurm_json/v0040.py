@@ -34,8 +34,12 @@ def nodes(data: dict[str, Any]) -> list[dict[str, Any]]:
     for raw in data.get("nodes") or []:  # scontrol show node --json
         if isinstance(raw, dict) and raw.get("name") and str(raw["name"]) not in found:
             state, flags = node_state([*names(raw.get("state")), *names(raw.get("state_flags"))])
-            found[str(raw["name"])] = {"name": str(raw["name"]), "state": state, "flags": flags,
-                                       "reason": _reason(raw.get("reason"))}
+            found[str(raw["name"])] = {
+                "name": str(raw["name"]),
+                "state": state,
+                "flags": flags,
+                "reason": _reason(raw.get("reason")),
+            }
     for group in data.get("sinfo") or []:  # sinfo [-N] --json
         if not isinstance(group, dict):
             continue
@@ -44,8 +48,9 @@ def nodes(data: dict[str, Any]) -> list[dict[str, Any]]:
         state, flags = node_state(names(node.get("state")))
         for name in expand(members.get("nodes")):
             # A group can merge nodes whose reasons differ; -N gives each node its own entry.
-            found.setdefault(name, {"name": name, "state": state, "flags": flags,
-                                    "reason": _reason(group.get("reason"))})
+            found.setdefault(
+                name, {"name": name, "state": state, "flags": flags, "reason": _reason(group.get("reason"))}
+            )
     return list(found.values())
 
 
@@ -54,8 +59,16 @@ def _job(raw: dict[str, Any]) -> dict[str, Any]:
     job_id, task_in_id = _job_id(raw.get("job_id"))
     exit_code, exit_signal = _exit_code(raw.get("exit_code"), state)
     task = integer(raw.get("array_task_id"))
-    return job_fields(raw, job_id=job_id, state=state, flags=flags, exit_code=exit_code, exit_signal=exit_signal,
-                      nodes=_allocation(raw), array_task_id=task if task is not None else task_in_id)
+    return job_fields(
+        raw,
+        job_id=job_id,
+        state=state,
+        flags=flags,
+        exit_code=exit_code,
+        exit_signal=exit_signal,
+        nodes=_allocation(raw),
+        array_task_id=task if task is not None else task_in_id,
+    )
 
 
 def _job_id(value: Any) -> tuple[int, int | None]:

@@ -31,7 +31,7 @@ _ASSETS = {"console.js": "text/javascript", "console.css": "text/css"}
 # text, and this policy keeps anything else from running or loading.
 _HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self';"
-                               " img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    " img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-cache",
@@ -83,8 +83,13 @@ async def jobs(
     limit: Limit = 50,
     cursor: Cursor = None,
 ) -> Page[JobRow]:
-    where = JobFilter(state=[s.strip().upper() for s in state.split(",") if s.strip()], enrolled=enrolled,
-                      environment=environment or None, text=q.strip().lower(), attention=attention)
+    where = JobFilter(
+        state=[s.strip().upper() for s in state.split(",") if s.strip()],
+        enrolled=enrolled,
+        environment=environment or None,
+        text=q.strip().lower(),
+        attention=attention,
+    )
     return await view.jobs(where, limit, cursor)
 
 
@@ -129,8 +134,9 @@ class OverrideAnswer(BaseModel):
 
 
 @router.post("/api/jobs/{job_id}/override")
-async def override(view: View, job_id: JobId, body: OverrideRequest,
-                   caller: Annotated[Caller, Depends(require_write)]) -> OverrideAnswer:
+async def override(
+    view: View, job_id: JobId, body: OverrideRequest, caller: Annotated[Caller, Depends(require_write)]
+) -> OverrideAnswer:
     """The CLI's override path (`respawn override`), signed with the token's name."""
     try:
         # The same model as the CLI's: the same rules (exclusions only with a restart, node names, reason length).
@@ -142,10 +148,17 @@ async def override(view: View, job_id: JobId, body: OverrideRequest,
     if body.incident is not None:
         await view.refresh()
         if body.incident not in view.incidents_of(job_id):
-            raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT,
-                                f"incident: {body.incident[:100]!r} is not an incident of job {job_id}")
-    log.info("override of job %s (%s) by %s: %s", job_id, body.incident or "its open incident", caller.name,
-             command.action.value)
+            raise HTTPException(
+                status.HTTP_422_UNPROCESSABLE_CONTENT,
+                f"incident: {body.incident[:100]!r} is not an incident of job {job_id}",
+            )
+    log.info(
+        "override of job %s (%s) by %s: %s",
+        job_id,
+        body.incident or "its open incident",
+        caller.name,
+        command.action.value,
+    )
     try:
         answer = await send_override(view.config, job_id, command, body.incident)
     except OverrideError as exc:

@@ -161,10 +161,15 @@ class ConsoleView:
         await self.refresh()
         rows = self._job_rows()
         return Overview(
-            cluster=self._config.cluster, environments=sorted(self._config.environments),
-            temporal_ui=self._config.temporal.ui_url, slurm=self._slurm_status, jobs=len(rows),
-            enrolled=sum(1 for r in rows if r.enrolled), attention=sum(1 for r in rows if r.flags),
-            open_incidents=sum(1 for i in self._summary.incidents.values() if i.is_open))
+            cluster=self._config.cluster,
+            environments=sorted(self._config.environments),
+            temporal_ui=self._config.temporal.ui_url,
+            slurm=self._slurm_status,
+            jobs=len(rows),
+            enrolled=sum(1 for r in rows if r.enrolled),
+            attention=sum(1 for r in rows if r.flags),
+            open_incidents=sum(1 for i in self._summary.incidents.values() if i.is_open),
+        )
 
     async def jobs(self, where: JobFilter, limit: int, cursor: int | None) -> Page[JobRow]:
         """Newest job first; the cursor is the last job id of the previous page."""
@@ -175,18 +180,25 @@ class ConsoleView:
         more = len(after) > limit
         return Page[JobRow](items=page, total=len(matching), next_cursor=str(page[-1].job_id) if more else None)
 
-    async def incidents(self, *, open: bool | None, job_id: int | None, limit: int,
-                        cursor: int | None) -> Page[IncidentRow]:
+    async def incidents(
+        self, *, open: bool | None, job_id: int | None, limit: int, cursor: int | None
+    ) -> Page[IncidentRow]:
         """Newest incident first; the cursor is where the previous page's last incident begins in the trail."""
         await self._read_audit()
-        matching = [i for i in self._summary.incidents.values()
-                    if (open is None or i.is_open is open) and (job_id is None or i.job_id == job_id)]
+        matching = [
+            i
+            for i in self._summary.incidents.values()
+            if (open is None or i.is_open is open) and (job_id is None or i.job_id == job_id)
+        ]
         matching.sort(key=lambda i: i.first_event_id, reverse=True)
         after = [i for i in matching if cursor is None or i.first_event_id < cursor]
         page = after[:limit]
         more = len(after) > limit
-        return Page[IncidentRow](items=[self._incident_row(i) for i in page], total=len(matching),
-                                 next_cursor=str(page[-1].first_event_id) if more else None)
+        return Page[IncidentRow](
+            items=[self._incident_row(i) for i in page],
+            total=len(matching),
+            next_cursor=str(page[-1].first_event_id) if more else None,
+        )
 
     async def timeline(self, job_id: int, after: int, limit: int) -> Timeline | None:
         """The job, its incidents and its events after `after`; None for a job nobody knows."""
@@ -196,17 +208,34 @@ class ConsoleView:
             return None
         async with self._audit_lock:
             events = await asyncio.to_thread(
-                self._audit.query, cluster=self._config.cluster, job_id=job_id, after_id=after, limit=limit)
+                self._audit.query, cluster=self._config.cluster, job_id=job_id, after_id=after, limit=limit
+            )
         summary = self._summary.jobs.get(job_id)
-        incidents = [self._incident_row(self._summary.incidents[i]) for i in reversed(summary.incidents)] \
-            if summary else []
+        incidents = (
+            [self._incident_row(self._summary.incidents[i]) for i in reversed(summary.incidents)] if summary else []
+        )
         return Timeline(
-            job=row, incidents=incidents,
-            events=[TimelineEvent(id=e.id, at=e.at, attempt=e.attempt, incident_id=e.incident_id,
-                                  event=e.event_type.value, failure_class=e.failure_class, pattern=e.pattern,
-                                  nodes=e.nodes, action=e.action, acted=e.acted, summary=describe(e),
-                                  details=e.details) for e in events],
-            next_cursor=str(events[-1].id) if len(events) == limit else None)
+            job=row,
+            incidents=incidents,
+            events=[
+                TimelineEvent(
+                    id=e.id,
+                    at=e.at,
+                    attempt=e.attempt,
+                    incident_id=e.incident_id,
+                    event=e.event_type.value,
+                    failure_class=e.failure_class,
+                    pattern=e.pattern,
+                    nodes=e.nodes,
+                    action=e.action,
+                    acted=e.acted,
+                    summary=describe(e),
+                    details=e.details,
+                )
+                for e in events
+            ],
+            next_cursor=str(events[-1].id) if len(events) == limit else None,
+        )
 
     def incidents_of(self, job_id: int) -> list[str]:
         summary = self._summary.jobs.get(job_id)
@@ -245,16 +274,27 @@ class ConsoleView:
         return self._row(summary, live) if summary or live else None
 
     def _row(self, summary: JobSummary | None, live: JobInfo | None) -> JobRow:
-        row = JobRow(job_id=summary.job_id if summary else live.job_id)
+        known = summary or live
+        assert known is not None  # a row is made only for a job one of them knows
+        row = JobRow(job_id=known.job_id)
         if live is not None:
             row.name, row.user, row.state, row.live, row.attempt = (
-                live.name, live.user, live.state, True, live.restart_count)
+                live.name,
+                live.user,
+                live.state,
+                True,
+                live.restart_count,
+            )
             row.nodes, row.excluded_nodes = live.nodes, live.excluded_nodes
         if summary is None:
             row.reason = "not seen by the detector yet"
             return row
         row.enrolled, row.environment, row.mode, row.reason = (
-            summary.enrolled, summary.environment, summary.mode, summary.reason)
+            summary.enrolled,
+            summary.environment,
+            summary.mode,
+            summary.reason,
+        )
         if live is None:
             row.state, row.attempt = summary.ended, summary.attempt
         incidents = [self._summary.incidents[i] for i in summary.incidents]
@@ -273,15 +313,33 @@ class ConsoleView:
         # The workflow waits for an operator once it decided to act in an environment
         # that wants approval, until an override (or the timeout's default) arrives.
         environment = self._config.environments.get(incident.environment or "")
-        return (incident.is_open and incident.acted is True and incident.override is None
-                and environment is not None and environment.approval is not None)
+        return (
+            incident.is_open
+            and incident.acted is True
+            and incident.override is None
+            and environment is not None
+            and environment.approval is not None
+        )
 
     def _incident_row(self, incident: IncidentSummary) -> IncidentRow:
         return IncidentRow(
-            incident_id=incident.incident_id, job_id=incident.job_id, attempt=incident.attempt,
-            opened=incident.opened, closed=incident.closed, open=incident.is_open, phase=incident.phase,
-            kind=incident.kind, environment=incident.environment, mode=incident.mode,
-            failure_class=incident.failure_class, nodes=incident.nodes, exclude=incident.exclude,
-            action=incident.action, acted=incident.acted, reason=incident.reason, override=incident.override,
+            incident_id=incident.incident_id,
+            job_id=incident.job_id,
+            attempt=incident.attempt,
+            opened=incident.opened,
+            closed=incident.closed,
+            open=incident.is_open,
+            phase=incident.phase,
+            kind=incident.kind,
+            environment=incident.environment,
+            mode=incident.mode,
+            failure_class=incident.failure_class,
+            nodes=incident.nodes,
+            exclude=incident.exclude,
+            action=incident.action,
+            acted=incident.acted,
+            reason=incident.reason,
+            override=incident.override,
             awaiting_approval=self._awaiting_approval(incident),
-            temporal_url=self._config.temporal.workflow_url(incident.incident_id))
+            temporal_url=self._config.temporal.workflow_url(incident.incident_id),
+        )

@@ -80,8 +80,13 @@ def list_advice(
     return AdvicePage(advice=items, next_cursor=items[-1].job_id if len(items) == limit else None)
 
 
-@router.get("/jobs/{job_id}/advice", response_model=Advice, tags=["advice"], responses=_problems(404),
-            summary="a job's current advice (its highest generation)")
+@router.get(
+    "/jobs/{job_id}/advice",
+    response_model=Advice,
+    tags=["advice"],
+    responses=_problems(404),
+    summary="a job's current advice (its highest generation)",
+)
 def job_advice(
     job_id: JobId,
     store: Annotated[AdviceStore, Depends(advice_store)],
@@ -94,8 +99,13 @@ def job_advice(
     return advice
 
 
-@router.post("/jobs/{job_id}/advice/{generation}/status", response_model=Advice, tags=["advice"],
-             responses=_problems(400, 404, 409), summary="report reconciliation of one generation")
+@router.post(
+    "/jobs/{job_id}/advice/{generation}/status",
+    response_model=Advice,
+    tags=["advice"],
+    responses=_problems(400, 404, 409),
+    summary="report reconciliation of one generation",
+)
 def report_status(
     job_id: JobId,
     generation: Annotated[int, Path(ge=1, le=_SQL_INT)],
@@ -125,13 +135,26 @@ def audit_events(
     after: Annotated[int, Query(ge=0, le=_SQL_INT, description="cursor: events after this id")] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
 ) -> AuditPage:
-    rows = audit.query(cluster=config.cluster, job_id=job_id, event_types=event_type, since=since, until=until,
-                       after_id=after, limit=limit)
+    rows = audit.query(
+        cluster=config.cluster,
+        job_id=job_id,
+        event_types=event_type,
+        since=since,
+        until=until,
+        after_id=after,
+        limit=limit,
+    )
     return AuditPage(events=rows, next_cursor=rows[-1].id if len(rows) == limit else None)
 
 
-@router.post("/detections", response_model=Accepted, status_code=status.HTTP_202_ACCEPTED, tags=["detections"],
-             responses=_problems(400, 404, 409, 503), summary="a detection from an external detector")
+@router.post(
+    "/detections",
+    response_model=Accepted,
+    status_code=status.HTTP_202_ACCEPTED,
+    tags=["detections"],
+    responses=_problems(400, 404, 409, 503),
+    summary="a detection from an external detector",
+)
 async def post_detection(
     report: DetectionReport,
     request: Request,

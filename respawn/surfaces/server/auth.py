@@ -59,13 +59,13 @@ def authorize(request: HTTPConnection, scope: Scope) -> Caller:
     presented = _bearer_token(request.headers.get("Authorization"))
     if presented is None:
         log.warning("refused %s: no bearer token", where)
-        raise HTTPException(status.HTTP_401_UNAUTHORIZED, "a bearer token is required",
-                            headers={"WWW-Authenticate": "Bearer"})
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED, "a bearer token is required", headers={"WWW-Authenticate": "Bearer"}
+        )
     caller = request.app.state.tokens.caller(presented)
     if caller is None:
         log.warning("refused %s: unknown token", where)
-        raise HTTPException(status.HTTP_401_UNAUTHORIZED, "unknown token",
-                            headers={"WWW-Authenticate": "Bearer"})
+        raise HTTPException(status.HTTP_401_UNAUTHORIZED, "unknown token", headers={"WWW-Authenticate": "Bearer"})
     if scope not in caller.scopes:
         log.warning("refused %s: token %s lacks the %s scope", where, caller.name, scope)
         raise HTTPException(status.HTTP_403_FORBIDDEN, f"token {caller.name} lacks the {scope} scope")
@@ -84,7 +84,8 @@ def _requires(scope: Scope):
     # `credentials` only puts the bearer scheme in the OpenAPI description: authorize reads the header itself.
     def check(request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(_bearer)) -> Caller:
         return authorize(request, scope)
-    check.respawn_scope = scope  # how the RequestGuard finds, per route, the scope it needs
+
+    check.respawn_scope = scope  # type: ignore[attr-defined]  # how the RequestGuard finds, per route, the scope it needs
     return check
 
 

@@ -18,6 +18,8 @@ being told 401. This pure ASGI middleware runs first:
 """
 
 import logging
+from collections.abc import Mapping
+from typing import Any
 
 from fastapi import HTTPException, status
 from fastapi.routing import iter_route_contexts
@@ -27,6 +29,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from respawn.surfaces.server.auth import Scope as AccessScope
 from respawn.surfaces.server.auth import authorize
 
 log = logging.getLogger("respawn.surfaces.server.guard")
@@ -38,7 +41,7 @@ class RequestGuard:
     def __init__(self, app: ASGIApp, max_body_bytes: int = MAX_BODY_BYTES) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
-        self._routes: list[tuple[object, tuple[str, ...]]] | None = None  # each route, the scopes it needs
+        self._routes: list[tuple[Any, tuple[AccessScope, ...]]] | None = None  # each route, the scopes it needs
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -57,8 +60,13 @@ class RequestGuard:
             await _answer(scope, receive, send, exc.status_code, exc.detail, exc.headers, close)
             return
         if declared is not None and declared > self.max_body_bytes:
-            log.warning("refused %s %s: a body of %d bytes (at most %d)", scope["method"], scope["path"],
-                        declared, self.max_body_bytes)
+            log.warning(
+                "refused %s %s: a body of %d bytes (at most %d)",
+                scope["method"],
+                scope["path"],
+                declared,
+                self.max_body_bytes,
+            )
             await _answer(scope, receive, send, *self._too_large(), close=True)
             return
 
@@ -71,8 +79,12 @@ class RequestGuard:
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.max_body_bytes:
-                    log.warning("refused %s %s: a body longer than %d bytes", scope["method"], scope["path"],
-                                self.max_body_bytes)
+                    log.warning(
+                        "refused %s %s: a body longer than %d bytes",
+                        scope["method"],
+                        scope["path"],
+                        self.max_body_bytes,
+                    )
                     code, detail, extra = self._too_large()
                     raise HTTPException(code, detail, headers={**extra, "Connection": "close"})
             return message
@@ -92,7 +104,7 @@ class RequestGuard:
     def _too_large(self) -> tuple[int, str, dict[str, str]]:
         return (status.HTTP_413_CONTENT_TOO_LARGE, f"a request body is at most {self.max_body_bytes} bytes", {})
 
-    def _needed(self, scope: Scope) -> tuple[str, ...]:
+    def _needed(self, scope: Scope) -> tuple[AccessScope, ...]:
         """The scopes of the route the router will run for this request (the first that matches it fully)."""
         if self._routes is None:  # the routes are all there by the first request
             self._routes = [(route, _route_scopes(route)) for route in _all_routes(scope["app"])]
@@ -103,15 +115,15 @@ class RequestGuard:
         return ()
 
 
-def _all_routes(app) -> list:
+def _all_routes(app: Any) -> list[Any]:
     """The app's routes, those of included routers too, in the order the router tries them.
     (FastAPI 0.16x resolves included routers lazily: iter_route_contexts walks them.)"""
     return [context.original_route for context in iter_route_contexts(app.router.routes)]
 
 
-def _route_scopes(route) -> tuple[str, ...]:
+def _route_scopes(route: Any) -> tuple[AccessScope, ...]:
     """What the route's endpoint depends on, at any depth: require_read, require_write (respawn_scope)."""
-    found: set[str] = set()
+    found: set[AccessScope] = set()
     pending = [route.dependant] if hasattr(route, "dependant") else []
     while pending:
         dependant = pending.pop()
@@ -128,8 +140,9 @@ def _content_length(headers: Headers) -> int | None:
         return None
 
 
-async def _answer(scope: Scope, receive: Receive, send: Send, code: int, detail: str, headers: dict | None,
-                  close: bool) -> None:
+async def _answer(
+    scope: Scope, receive: Receive, send: Send, code: int, detail: str, headers: Mapping[str, str] | None, close: bool
+) -> None:
     """What FastAPI's own handler answers for an HTTPException ({"detail": ...}), here before any endpoint."""
     extra = dict(headers or {})
     if close:

@@ -120,8 +120,11 @@ class Ingest:
         if report.attempt is not None and report.attempt != job.restart_count:
             raise IngestError(409, f"stale: job {job.job_id} is at attempt {job.restart_count}, not {report.attempt}")
         if report.node is not None and report.node not in job.nodes:
-            raise IngestError(422, f"node {report.node} is not one of job {job.job_id}'s nodes"
-                                   f" ({', '.join(job.nodes) or 'none'})", "node")
+            raise IngestError(
+                422,
+                f"node {report.node} is not one of job {job.job_id}'s nodes ({', '.join(job.nodes) or 'none'})",
+                "node",
+            )
         pattern = None
         if report.line is not None:
             if claims_trust(report.line):
@@ -131,17 +134,24 @@ class Ingest:
                 raise IngestError(422, "the line matches no runbook failure pattern", "line")
             pattern = hit.pattern
         now = datetime.now(UTC)
-        detection = Detection(kind=DetectionKind(report.kind.value), at=min(report.occurred_at or now, now),
-                              job_id=job.job_id, attempt=job.restart_count, submitted=job.submit_time,
-                              line=report.line, pattern=pattern,
-                              node=report.node, job_state=job.state, log_offset=report.log_offset)
+        detection = Detection(
+            kind=DetectionKind(report.kind.value),
+            at=min(report.occurred_at or now, now),
+            job_id=job.job_id,
+            attempt=job.restart_count,
+            submitted=job.submit_time,
+            line=report.line,
+            pattern=pattern,
+            node=report.node,
+            job_state=job.state,
+            log_offset=report.log_offset,
+        )
         try:
             delivered = await signal_detection(await self._temporal(), config, enrolment, detection)
         except RPCError as exc:
             raise IngestError(503, f"Temporal unreachable: {exc.message}") from None
         if not delivered:
-            iid = incident_id(config.cluster, job.job_id, job.restart_count, detection.kind,
-                              submitted=job.submit_time)
+            iid = incident_id(config.cluster, job.job_id, job.restart_count, detection.kind, submitted=job.submit_time)
             raise IngestError(409, f"incident {iid} has closed and is not reopened")
         iid = delivered.incident_id
         if report.occurred_at is not None:
