@@ -11,18 +11,15 @@ implements the same contract (docs/advisor-api.md); this one is what the tests u
 
 import asyncio
 import logging
-import os
 from collections.abc import Mapping
 from pathlib import Path
 
 import httpx
 
 from respawn.advisor.advice import Advice, Desired, Status
-from respawn.config.cluster import ClusterConfig
 from respawn.scheduler import actions
 from respawn.scheduler.errors import JobCompleting, JobGone, JobNotFound, SchedulerError
 from respawn.scheduler.slurm import Slurm
-from respawn.scheduler.transport import LocalTransport
 
 log = logging.getLogger("respawn.advisor.controller")
 
@@ -175,25 +172,3 @@ def controller_token(token_file: Path | None, environ: Mapping[str, str]) -> str
     if not token or any(c.isspace() for c in token):
         raise TokenError(f"{where}: expected one token on one line")
     return token
-
-
-def controller_slurm(config: ClusterConfig) -> Slurm:
-    """Slurm through local commands: a controller runs where scheduler credentials are."""
-    env = dict(os.environ)
-    if config.scheduler.slurm_conf is not None:
-        env["SLURM_CONF"] = str(config.scheduler.slurm_conf)
-    return Slurm(
-        LocalTransport(env=env, bin_dir=config.scheduler.slurm_bin_dir), timeout=config.scheduler.command_timeout_s
-    )
-
-
-async def run_controller(
-    config: ClusterConfig, server: str, token: str, interval_s: float, stop: asyncio.Event
-) -> None:
-    headers = {"Authorization": f"Bearer {token}"}
-    slurm = controller_slurm(config)
-    try:
-        async with httpx.AsyncClient(base_url=server, headers=headers, timeout=10.0) as api:
-            await Controller(slurm, api).run(stop, interval_s)
-    finally:
-        await slurm.transport.close()

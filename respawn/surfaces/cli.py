@@ -302,22 +302,15 @@ def _detector(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    import uvicorn
+    from respawn.workers.server import run_server
 
-    from respawn.surfaces.server.app import create_app
-
-    config = _config(args)
-    uvicorn.run(
-        create_app(config),
-        host=config.server.host,
-        port=config.server.port,
-        log_level=os.environ.get("RESPAWN_LOG", "INFO").lower(),
-    )
+    run_server(_config(args))
     return 0
 
 
 def _controller(args: argparse.Namespace) -> int:
-    from respawn.advisor.controller import TOKEN_ENV, TokenError, controller_token, run_controller
+    from respawn.advisor.controller import TOKEN_ENV, TokenError, controller_token
+    from respawn.workers.controller import run_controller
     from respawn.workers.signals import stop_on_signals
 
     try:

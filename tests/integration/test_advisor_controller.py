@@ -204,7 +204,7 @@ def controller_cli(tmp_path, monkeypatch):
     """`respawn controller` up to the point it would poll: the token it would use, or its exit and stderr."""
     import yaml
 
-    import respawn.advisor.controller
+    import respawn.workers.controller
     from respawn.surfaces.cli import main
 
     path = tmp_path / "respawn.yaml"
@@ -215,7 +215,7 @@ def controller_cli(tmp_path, monkeypatch):
         used.append(token)
         assert os.environ.get("RESPAWN_TOKEN") is None  # not handed on to the Slurm commands it runs
 
-    monkeypatch.setattr(respawn.advisor.controller, "run_controller", run_controller)
+    monkeypatch.setattr(respawn.workers.controller, "run_controller", run_controller)
     monkeypatch.delenv("RESPAWN_TOKEN", raising=False)
 
     def run(*args: str) -> tuple[int, list[str]]:
