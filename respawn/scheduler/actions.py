@@ -49,7 +49,7 @@ async def hold(slurm: Slurm, job_id: int, attempt: int) -> Outcome:
 async def exclude(slurm: Slurm, job_id: int, nodes: list[str]) -> Outcome:
     """Set the job's excluded nodes to exactly `nodes`."""
     job = await slurm.job(job_id)
-    _not_completing(job)
+    not_completing(job)
     if sorted(job.excluded_nodes) == sorted(nodes):
         return Outcome(False, "exclusions already in place")
     await slurm.set_excluded_nodes(job_id, nodes)
@@ -59,7 +59,7 @@ async def exclude(slurm: Slurm, job_id: int, nodes: list[str]) -> Outcome:
 async def release(slurm: Slurm, job_id: int) -> Outcome:
     """Release the held job and ask for an immediate start (no requeue back-off)."""
     job = await slurm.job(job_id)
-    _not_completing(job)
+    not_completing(job)
     if job.state != "PENDING":
         return Outcome(False, f"already {job.state}")
     if job.state_reason.lower() in HELD_REASONS:
@@ -88,7 +88,7 @@ async def cancel(slurm: Slurm, job: JobInfo) -> Outcome:
     return Outcome(True, f"cancelled ({job.state})")
 
 
-def _not_completing(job: JobInfo) -> None:
+def not_completing(job: JobInfo) -> None:
     """A requeued job stays completing until every node let go of it (a dead node:
     until Slurm declares it DOWN): 22.05 prints it COMPLETING, 24.11 PENDING with
     the COMPLETING flag. The caller retries, with backoff, until no node holds it."""

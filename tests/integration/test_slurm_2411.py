@@ -10,14 +10,14 @@ import fcntl
 from collections.abc import Iterator
 
 import pytest
-from temporalio.exceptions import ApplicationError
 
-from respawn.activities.scheduler import _wait_while_completing
 from respawn.audit.trail import EventType
 from respawn.sandbox import chroot, procs
 from respawn.sandbox.chroot import ChrootLab
 from respawn.sandbox.workload.faults import FaultKind, inject
 from respawn.sandbox.workload.submit import submit
+from respawn.scheduler import actions
+from respawn.scheduler.errors import JobCompleting
 from respawn.scheduler.states import JobFlag, JobState, NodeFlag
 from tests.recovery_stack import Cluster, respawn_running, until
 
@@ -177,11 +177,11 @@ async def test_requeue_while_completing_is_waited_out(cluster: Cluster) -> None:
         await cluster.slurm.requeue_hold(job_id)
         job = await cluster.job(job_id)
         assert (job.state, job.flags, job.completing) == (JobState.PENDING, [JobFlag.COMPLETING], True)
-        with pytest.raises(ApplicationError, match="still completing"):
-            _wait_while_completing(job)
+        with pytest.raises(JobCompleting, match="still completing"):  # the actions retry until it is not
+            actions.not_completing(job)
         # KillWait (2 s) later SIGKILL ends the tasks that ignored SIGTERM, and the node lets go.
         done = await until(lambda: _not_completing(cluster, job_id), 30, "the requeued job to finish completing")
-        _wait_while_completing(done)
+        actions.not_completing(done)
         assert (done.state, done.state_reason, done.restart_count) == ("PENDING", "JobHeldUser", 1)
         await cluster.slurm.set_excluded_nodes(job_id, ["node4"])
         assert (await cluster.job(job_id)).excluded_nodes == ["node4"]

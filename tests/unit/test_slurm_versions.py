@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from respawn.scheduler import slurm_json
-from respawn.scheduler.actions import _not_completing
+from respawn.scheduler import actions, slurm_json
 from respawn.scheduler.errors import JobCompleting, JobNotFound, SchedulerUnavailable, error_from
 from respawn.scheduler.slurm import JobInfo, NodeInfo, Slurm, parse_sinfo_json, parse_squeue_json
 from respawn.scheduler.slurm_json import UnsupportedOutput
@@ -86,11 +85,11 @@ def test_requeued_job_is_completing(version: str) -> None:
     assert requeued.state == {"22.05": JobState.COMPLETING, "24.11": JobState.PENDING}[version]
     assert requeued.restart_count == 1
     with pytest.raises(JobCompleting, match="still completing"):  # the actions retry until it is not
-        _not_completing(requeued)
+        actions.not_completing(requeued)
     # Once the node let go: PENDING in BeginTime, no flag.
     later = job(version, "requeued")
     assert (later.state, later.state_reason, later.flags, later.completing) == ("PENDING", "BeginTime", [], False)
-    _not_completing(later)
+    actions.not_completing(later)
 
 
 @pytest.mark.parametrize("version", VERSIONS)
