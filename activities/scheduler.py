@@ -34,11 +34,9 @@ class SchedulerActivities:
     @activity.defn(name="exclude_nodes")
     async def exclude_nodes(self, req: ActionRequest) -> ActionResult:
         async def act() -> ActionResult:
-            before = (await self._s.slurm.job(req.job_id)).excluded_nodes
             outcome = await actions.exclude(self._s.slurm, req.job_id, req.exclude)
-            if outcome.changed:
-                # Counted where it changes: a retry finds the exclusions in place and counts nothing.
-                telemetry.EXCLUSIONS.inc(len(set(req.exclude) - set(before)))
+            # Counted where it changes: a retry finds the exclusions in place and counts nothing.
+            telemetry.EXCLUSIONS.inc(len(outcome.added))
             return _result(outcome)
 
         return await self._run(req, EventType.EXCLUDED, "update_excluded_nodes", act)

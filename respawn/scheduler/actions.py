@@ -24,6 +24,7 @@ _DRAIN_REASON = 200  # characters of a drain reason kept: Slurm shows it in ever
 class Outcome:
     changed: bool  # False: the state already held (done before a crash, or by Slurm itself)
     detail: str
+    added: tuple[str, ...] = ()  # exclude: the nodes it excluded that were not excluded before
 
 
 async def hold(slurm: Slurm, job_id: int, attempt: int) -> Outcome:
@@ -53,7 +54,8 @@ async def exclude(slurm: Slurm, job_id: int, nodes: list[str]) -> Outcome:
     if sorted(job.excluded_nodes) == sorted(nodes):
         return Outcome(False, "exclusions already in place")
     await slurm.set_excluded_nodes(job_id, nodes)
-    return Outcome(True, f"excluded {','.join(nodes) or 'none'}")
+    added = tuple(sorted(set(nodes) - set(job.excluded_nodes)))
+    return Outcome(True, f"excluded {','.join(nodes) or 'none'}", added)
 
 
 async def release(slurm: Slurm, job_id: int) -> Outcome:
