@@ -53,8 +53,10 @@ PACKAGES = (
 )
 DEFAULT_ROOT = Path("/tmp/respawn-lab-2411")
 DEFAULT_CACHE = Path("/var/tmp/respawn-rootfs")
-SLURMCTLD_PORT = 46817
-SLURMD_BASE_PORT = 47001
+# Below Linux's ephemeral range (32768-60999 by default): a port in it can be taken by any
+# outgoing connection at the moment a daemon binds it (slurmd once failed on 47004 so).
+SLURMCTLD_PORT = 24817
+SLURMD_BASE_PORT = 25001
 TEMPORAL_PORT = 7243
 TEMPORAL_UI_PORT = 8243
 BUILD_TIMEOUT = 900.0
