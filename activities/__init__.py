@@ -13,6 +13,7 @@ from respawn.activities.assessment import AssessmentActivities
 from respawn.activities.audit import AuditActivities
 from respawn.activities.evidence import EvidenceActivities
 from respawn.activities.follow import FollowActivities
+from respawn.activities.in_job import InJobActivities
 from respawn.activities.scheduler import SchedulerActivities
 from respawn.services import Services
 
@@ -24,6 +25,7 @@ def all_activities(services: Services) -> list[Callable[..., Any]]:
     follow = FollowActivities(services)
     audit = AuditActivities(services)
     advice = AdviceActivities(services)
+    in_job = InJobActivities(services)
     return [
         evidence.gather_evidence,
         assessment.assess,
@@ -36,4 +38,5 @@ def all_activities(services: Services) -> list[Callable[..., Any]]:
         audit.record_event,
         advice.publish_advice,
         advice.await_reconciliation,
+        in_job.relaunch_step,
     ]

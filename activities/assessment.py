@@ -1,5 +1,6 @@
 import asyncio
 import logging
+from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime, timedelta
 from typing import cast
 
@@ -49,7 +50,9 @@ class AssessmentActivities:
             attribution = attribution.model_copy(update={"nodes": [n for n in attribution.nodes if n in ours]})
         suspects = attribution.nodes if attribution.node_implicated else []
         record = await asyncio.to_thread(self._node_record, req.incident_id, set(gathered.cluster_nodes))
-        history = await asyncio.to_thread(self._history, req.incident, gathered.excluded_nodes)
+        # Nodes the launcher took out of use in the job stay out at a requeue.
+        excluded = sorted(set(gathered.excluded_nodes) | set(gathered.launcher.excluded if gathered.launcher else []))
+        history = await asyncio.to_thread(self._history, req.incident, excluded)
         nodes = judge_nodes(
             suspects, self._node_evidence(evidence), record, self._s.config.budgets, gathered.cluster_nodes
         )
@@ -63,9 +66,15 @@ class AssessmentActivities:
             JobShape(job_nodes=evidence.nodes, cluster_nodes=gathered.cluster_nodes),
             gathered.checkpoint_step,
             systemic=nodes.systemic,
+            launcher=gathered.launcher,
         )
         interruption = judge(
-            gathered.job_state, gathered.restart_count, req.incident.attempt, req.detections, self._s.catalogue.onset
+            gathered.job_state,
+            gathered.restart_count,
+            req.incident.attempt,
+            req.detections,
+            self._s.catalogue.onset,
+            gathered.launcher,
         )
         return Assessment(
             attribution=attribution,
@@ -107,7 +116,9 @@ class AssessmentActivities:
 
     def _history(self, incident: IncidentInput, excluded: list[str]) -> JobHistory:
         rows = self._s.audit.query(
-            cluster=self._s.config.cluster, job_id=incident.job_id, event_types=[EventType.DECIDED, EventType.ENROLLED]
+            cluster=self._s.config.cluster,
+            job_id=incident.job_id,
+            event_types=[EventType.DECIDED, EventType.ENROLLED, EventType.RELAUNCHED],
         )
         # Slurm reuses job ids: an older job's decisions under this id are not this job's history.
         since = _first_submitted(rows, incident.submitted)
@@ -117,9 +128,16 @@ class AssessmentActivities:
             if r.event_type is EventType.DECIDED
             and (since is None or (r.detail(DecidedDetails).submitted or since) >= since)
         ]
+        decided = {r.incident_id for r in ours}
+        relaunched = {
+            r.incident_id
+            for r in rows
+            if r.event_type is EventType.RELAUNCHED and r.incident_id is not None and r.incident_id in decided
+        }
         return JobHistory(
-            restarts=incident.attempt,  # Slurm's restart count is the attempt number
-            incidents=past_incidents(ours, incident.attempt),
+            # Slurm's restart count is the attempt number; the launcher's relaunches count as well.
+            restarts=incident.attempt + len(relaunched),
+            incidents=past_incidents(ours, incident.attempt, relaunched),
             excluded_nodes=excluded,
         )
 
@@ -135,26 +153,32 @@ def _first_submitted(rows: list[AuditRow], current: datetime | None) -> str | No
     return max((s for s in submitted if s and s <= now), default=None)
 
 
-def past_incidents(decided: list[AuditRow], attempt: int) -> list[PastIncident]:
-    """One incident per earlier attempt: the one that ended it.
+def past_incidents(
+    decided: list[AuditRow], attempt: int, relaunched: AbstractSet[str] = frozenset()
+) -> list[PastIncident]:
+    """The job's earlier interruptions: each one the job's launcher relaunched in the
+    allocation (`relaunched`: their incident ids), and one per earlier attempt, the one
+    that ended it.
 
     An attempt can have two incidents (a straggler recommendation, then a crash):
     the one acted on ended the attempt, so it is the one that counts towards the
     ladder and the checkpoint budget; between equals, the later one.
     """
+    in_job = {r.incident_id: r for r in decided if r.incident_id in relaunched and r.failure_class}
     ended: dict[int, AuditRow] = {}
     for row in decided:
-        if row.attempt is None or row.attempt >= attempt or not row.failure_class:
+        if row.incident_id in relaunched or row.attempt is None or row.attempt >= attempt or not row.failure_class:
             continue
         best = ended.get(row.attempt)
         if best is None or (bool(row.acted), row.id) > (bool(best.acted), best.id):
             ended[row.attempt] = row
+    rows = sorted([*in_job.values(), *ended.values()], key=lambda r: (r.attempt or 0, r.id))
     return [
         PastIncident(
-            attempt=a,
+            attempt=r.attempt or 0,
             failure_class=FailureClass(cast(str, r.failure_class)),
             nodes=r.nodes,  # set: filtered above
             checkpoint_step=r.detail(DecidedDetails).checkpoint_step,
         )
-        for a, r in sorted(ended.items())
+        for r in rows
     ]

@@ -6,13 +6,17 @@ from datetime import UTC, datetime
 from temporalio import activity
 
 from respawn.activities.errors import as_activity_error
+from respawn.config.cluster import SchedulerAccess
+from respawn.launcher import channel
 from respawn.scheduler.errors import SchedulerError
 from respawn.scheduler.slurm import JobInfo
+from respawn.scheduler.states import JobState
 from respawn.services import Services
 from respawn.sources.gpu_metrics import GpuMetrics, MetricsError, unavailable_line
 from respawn.sources.joblog import UnsafeOutput, kernel_message, logged_at, rank_of, read_lines, tail_lines
 from respawn.wire.evidence import Evidence, LineSource, LogLine
 from respawn.wire.incident import Detection, DetectionKind, Gathered, GatherRequest
+from respawn.wire.launcher import LauncherView
 
 log = logging.getLogger("respawn.wire.evidence")
 _KERNEL_TAIL_LINES = 200
@@ -98,6 +102,30 @@ class EvidenceActivities:
             job_state=job.state,
             restart_count=job.restart_count,
             last_step=self._last_step(raw),
+            launcher=await self._launcher(req, job),
+        )
+
+    async def _launcher(self, req: GatherRequest, job: JobInfo) -> LauncherView | None:
+        """The job's in-job launcher, while the job runs: a status a finished run left behind
+        offers no rung. Under the advisor transport Respawn writes nothing of the job's, so none."""
+        if job.state != JobState.RUNNING or self._s.config.scheduler.transport is SchedulerAccess.ADVISOR:
+            return None
+        try:
+            status = await asyncio.to_thread(channel.read_status, self._s.config.launcher_channel(req.job_id))
+        except channel.ChannelError as exc:
+            log.warning("incident %s: the launcher's status is not read: %s", req.incident_id, exc.reason)
+            return None
+        if status is None or (status.job_id is not None and status.job_id != req.job_id):
+            return None
+        return LauncherView(
+            state=status.state,
+            step_nodes=[n for n in status.step_nodes if n in job.nodes],
+            spares=[n for n in status.spares if n in job.nodes],
+            excluded=[n for n in status.excluded if n in job.nodes],
+            exit_code=status.exit_code,
+            restarts=status.restarts,
+            generation=status.generation,
+            no_requeue=status.no_requeue,
         )
 
     async def _gpu_metrics(

@@ -44,7 +44,8 @@ class FollowActivities:
 
     @activity.defn(name="await_progress")
     async def await_progress(self, req: FollowRequest) -> Resumed | None:
-        """The first progress line of the new attempt, and the checkpoint it resumed from."""
+        """The first progress line of the new attempt (or of the step relaunched in the job), and
+        the checkpoint it resumed from."""
         deadline = time.monotonic() + req.timeout_s
         path = self._s.config.job_output(req.job_id)
         offset, resumed_from = req.log_offset, None
@@ -65,7 +66,7 @@ class FollowActivities:
                     await self._record(
                         req,
                         EventType.RESUMED,
-                        req.attempt + 1,
+                        req.attempt if req.in_job else req.attempt + 1,
                         [],
                         ResumedDetails(step=step, resumed_from=resumed_from, line=text[:500]),
                     )

@@ -18,6 +18,7 @@ with workflow.unsafe.imports_passed_through():
     from respawn.activities.audit import AuditActivities
     from respawn.activities.evidence import EvidenceActivities
     from respawn.activities.follow import FollowActivities
+    from respawn.activities.in_job import InJobActivities
     from respawn.activities.scheduler import SchedulerActivities
     from respawn.advisor.advice import AdviceRef, AdviceRequest, Desired, Outcome
     from respawn.attribution.runbook import Action
@@ -28,11 +29,14 @@ with workflow.unsafe.imports_passed_through():
         IncidentClosedDetails,
         NotInterruptedDetails,
         OverrideDetails,
+        RelaunchedDetails,
+        RungFailedDetails,
         StoppedDetails,
         SystemicDetails,
     )
     from respawn.audit.trail import EventType, incident_event
     from respawn.config.cluster import Mode
+    from respawn.decision.decide import Decision
     from respawn.decision.operator import operator_decision
     from respawn.detection.interruption import Verdict
     from respawn.wire.incident import (
@@ -50,6 +54,7 @@ with workflow.unsafe.imports_passed_through():
         Override,
         OverrideAction,
         Phase,
+        RelaunchRequest,
     )
     from respawn.wire.taxonomy import FailureClass
     from respawn.workflows.search import CLUSTER, FAILURE_CLASS, JOB_ID, PHASE
@@ -100,6 +105,9 @@ _CASCADES_BEFORE_RUNBOOKS = {FailureClass.COMM_ERROR, FailureClass.COMM_TIMEOUT}
 # Patch: a suspicion waits for the interruption to be confirmed, and a stop on an
 # attempt that still runs is a recommendation (respawn/detection/interruption.py).
 _CONFIRM_INTERRUPTION = "confirm-interruption"
+# Patch: the in-job rungs (restart_in_place, replace_node) relaunch the step through the
+# job's launcher, and fall back to the requeue when it is not done (docs/launcher.md).
+_IN_JOB_RUNGS = "in-job-rungs"
 
 
 @workflow.defn(name="Incident")
@@ -276,6 +284,7 @@ class IncidentWorkflow:
                 mode=inp.mode.value,
                 interruption=assessment.interruption.why if confirming else None,
                 submitted=inp.submitted.astimezone(UTC).isoformat() if inp.submitted else None,
+                fallback=decision.fallback.value if decision.fallback else None,
             ),
         )
         result = IncidentResult(
@@ -285,7 +294,7 @@ class IncidentWorkflow:
             action=decision.action.value,
             acted=acting,
             reason=decision.reason,
-            excluded_nodes=decision.exclude,
+            excluded_nodes=decision.newly_excluded if decision.action.in_job else decision.exclude,
         )
         drain = nodes.drain_backed
         if acting and inp.approval is not None and self._override is None:
@@ -330,6 +339,23 @@ class IncidentWorkflow:
                 EventType.STOPPED, action="stop", acted=True, **common, details=StoppedDetails(reason=decision.reason)
             )
             return await self._close(result, Phase.STOPPED)
+
+        if decision.action.in_job:
+            # Finest first: the step relaunched in the allocation; the requeue only when that fails.
+            if workflow.patched(_IN_JOB_RUNGS):
+                relaunched = await self._relaunch(iid, inp, gathered, decision, common, result)
+                if relaunched is not None:
+                    return relaunched
+            decision = Decision(
+                action=decision.fallback or decision.action.fallback,
+                exclude=decision.exclude,
+                reason=f"{decision.reason}; fell back to the requeue",
+            )
+            result.action, result.reason, result.excluded_nodes = (
+                decision.action.value,
+                decision.reason,
+                decision.exclude,
+            )
 
         self._set_phase(Phase.ACTING)
         if inp.acting is Acting.CONTROLLER:
@@ -376,6 +402,78 @@ class IncidentWorkflow:
             result.resumed = await workflow.execute_activity_method(
                 FollowActivities.await_progress, follow, **long_poll
             )
+        return await self._close(result, Phase.RESUMED if result.resumed else Phase.CLOSED)
+
+    async def _relaunch(
+        self,
+        iid: str,
+        inp: IncidentInput,
+        gathered: Gathered,
+        decision: Decision,
+        common: dict[str, Any],
+        result: IncidentResult,
+    ) -> IncidentResult | None:
+        """An in-job rung: the job's launcher relaunches the step in the allocation, then the
+        incident follows it training again. None when it was not done: on record, with why."""
+        self._set_phase(Phase.ACTING)
+        relaunched = await workflow.execute_activity_method(
+            InJobActivities.relaunch_step,
+            RelaunchRequest(
+                incident_id=iid,
+                cluster=inp.cluster,
+                job_id=inp.job_id,
+                attempt=inp.attempt,
+                exclude=decision.newly_excluded,
+                reason=decision.reason,
+                timeout_s=inp.relaunch_timeout_s,
+            ),
+            start_to_close_timeout=timedelta(seconds=inp.relaunch_timeout_s + 30),
+            heartbeat_timeout=timedelta(seconds=5),
+            retry_policy=_SCHEDULER_RETRY,
+        )
+        if not relaunched.done:
+            fallback = decision.fallback or decision.action.fallback
+            await self._record(
+                EventType.RUNG_FAILED,
+                action=fallback.value,
+                nodes=decision.newly_excluded,
+                **common,
+                details=RungFailedDetails(rung=decision.action.value, why=relaunched.detail, fallback=fallback.value),
+            )
+            return None
+        await self._record(
+            EventType.RELAUNCHED,
+            action=decision.action.value,
+            nodes=relaunched.nodes,
+            acted=True,
+            **common,
+            details=RelaunchedDetails(
+                rung=decision.action.value,
+                generation=relaunched.generation,
+                excluded=decision.newly_excluded,
+                detail=relaunched.detail[:500],
+                reason=decision.reason,
+            ),
+        )
+        result.relaunched = True
+        result.log_end = relaunched.log_end if relaunched.log_end is not None else gathered.log_end
+        self._set_phase(Phase.FOLLOWING)
+        follow = FollowRequest(
+            incident_id=iid,
+            cluster=inp.cluster,
+            job_id=inp.job_id,
+            attempt=inp.attempt,
+            log_offset=gathered.log_end,
+            timeout_s=inp.follow_timeout_s,
+            in_job=True,
+        )
+        result.resumed = await workflow.execute_activity_method(
+            FollowActivities.await_progress,
+            follow,
+            start_to_close_timeout=timedelta(seconds=inp.follow_timeout_s + 30),
+            heartbeat_timeout=timedelta(seconds=5),
+            retry_policy=_SCHEDULER_RETRY,
+        )
         return await self._close(result, Phase.RESUMED if result.resumed else Phase.CLOSED)
 
     async def _await_confirmation(

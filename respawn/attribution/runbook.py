@@ -38,9 +38,27 @@ class NodeRule(StrEnum):
 
 
 class Action(StrEnum):
+    """The rungs of the recovery ladder, finest first.
+
+    The in-job rungs keep the allocation: the job's launcher (docs/launcher.md) relaunches
+    its step. A job without a launcher waiting, or a relaunch that fails, falls back one
+    layer, to the job-level requeue (`Action.fallback`).
+    """
+
+    RESTART_IN_PLACE = "restart_in_place"  # relaunch the step on the same nodes, in the allocation
+    REPLACE_NODE = "replace_node"  # relaunch it without the implicated nodes, on spares the job holds
     RESTART = "restart"  # requeue on any nodes, keeping earlier exclusions
     RESTART_EXCLUDING = "restart_excluding"  # requeue without the implicated nodes
     STOP = "stop"  # retrying is futile: leave the job ended, say why
+
+    @property
+    def in_job(self) -> bool:
+        return self in (Action.RESTART_IN_PLACE, Action.REPLACE_NODE)
+
+    @property
+    def fallback(self) -> "Action":
+        """The job-level rung an in-job rung falls back to; a job-level rung is its own."""
+        return {Action.RESTART_IN_PLACE: Action.RESTART, Action.REPLACE_NODE: Action.RESTART_EXCLUDING}.get(self, self)
 
 
 class Onset(StrEnum):

@@ -94,6 +94,25 @@ class DecidedDetails(EventDetails):
     interruption: str | None = None  # why the interruption was confirmed
     # The job's submit time (ISO): its decisions are its history, not an older job's under its id.
     submitted: str | None = None
+    fallback: str | None = None  # an in-job rung: the job-level rung taken when the relaunch fails
+
+
+class RelaunchedDetails(EventDetails):
+    """The job's launcher relaunched its step in the allocation (an in-job rung), acknowledged."""
+
+    rung: str | None = None  # restart_in_place or replace_node
+    generation: int | None = None  # of the instruction in the job's channel
+    excluded: list[str] = Field(default_factory=list)  # the nodes the new step leaves out
+    detail: str | None = None  # the launcher's word
+    reason: str | None = None
+
+
+class RungFailedDetails(EventDetails):
+    """An in-job rung that could not be done: the ladder falls back one layer."""
+
+    rung: str | None = None
+    why: str | None = None
+    fallback: str | None = None  # the job-level rung taken instead
 
 
 class SchedulerActDetails(EventDetails):

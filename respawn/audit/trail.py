@@ -28,7 +28,9 @@ from respawn.audit.details import (
     NotInterruptedDetails,
     OverrideDetails,
     ReconciledDetails,
+    RelaunchedDetails,
     ResumedDetails,
+    RungFailedDetails,
     SchedulerActDetails,
     StoppedDetails,
     SystemicDetails,
@@ -60,6 +62,8 @@ class EventType(StrEnum):
     WATCHDOG_RELEASED = "watchdog_released"  # a hold that outlived its timeout, released unchanged
     ADVISED = "advised"  # advisor transport: advice published for the cluster's controller (respawn/advisor/advice.py)
     RECONCILED = "reconciled"  # advisor transport: a controller converged or abandoned it (or none did in time)
+    RELAUNCHED = "relaunched"  # an in-job rung: the job's launcher relaunched its step in the allocation
+    RUNG_FAILED = "rung_failed"  # an in-job rung not carried out: the ladder falls back to the requeue
 
 
 # The model of each event type's details (respawn/audit/details.py): the one place that says
@@ -87,6 +91,8 @@ DETAILS: dict[EventType, type[EventDetails]] = {
     EventType.WATCHDOG_RELEASED: WatchdogReleasedDetails,
     EventType.ADVISED: AdvisedDetails,
     EventType.RECONCILED: ReconciledDetails,
+    EventType.RELAUNCHED: RelaunchedDetails,
+    EventType.RUNG_FAILED: RungFailedDetails,
 }
 
 D = TypeVar("D", bound=EventDetails)

@@ -16,6 +16,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, HttpUrl, Vali
 
 from respawn.attribution.runbook import DEFAULT_DIR as DEFAULT_RUNBOOKS
 from respawn.config import yamlfile
+from respawn.wire.launcher import channel_dir
 
 # The sections a stage reads are defined here, with the rest of the file's shape, so
 # that reading the configuration imports no stage's network or storage code.
@@ -256,6 +257,9 @@ class LogSettings(_Strict):
     kernel_log: str | None = None
     # How much of an attempt's output evidence gathering reads back.
     evidence_lines: int = Field(default=400, ge=10, le=100_000)
+    # The in-job launcher's channel directory (docs/launcher.md), {job_id} filled in, for sites
+    # whose jobs run `respawn launch --channel ...`; unset, `.respawn-<job id>/` beside the output.
+    launcher_channel: str | None = None
 
 
 class Budgets(_Strict):
@@ -307,6 +311,9 @@ class DetectorSettings(_Strict):
     confirm_window_s: float = Field(default=30.0, gt=0, le=3600)
     # How long the incident follows the next attempt before it closes.
     follow_timeout_s: float = Field(default=600.0, gt=0)
+    # An in-job rung: how long the job's launcher is given to acknowledge a relaunch
+    # (docs/launcher.md) before the ladder falls back to the requeue.
+    relaunch_timeout_s: float = Field(default=60.0, gt=0, le=3600)
     # At most this many log detections are signalled per job attempt.
     max_signals_per_attempt: int = Field(default=20, ge=1)
     # Hangs and stragglers, read from the job's progress lines (respawn/detection/rhythm.py).
@@ -383,6 +390,11 @@ class ClusterConfig(_Strict):
 
     def job_output(self, job_id: int) -> Path:
         return Path(self.logs.job_output.format(job_id=job_id))
+
+    def launcher_channel(self, job_id: int) -> Path:
+        if self.logs.launcher_channel:
+            return Path(self.logs.launcher_channel.format(job_id=job_id))
+        return channel_dir(self.job_output(job_id), job_id)
 
     def kernel_log(self, node: str) -> Path | None:
         return Path(self.logs.kernel_log.format(node=node)) if self.logs.kernel_log else None

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 from respawn.attribution.runbook import Action, NodeRule, Runbook
 from respawn.config.cluster import Budgets
 from respawn.wire.attribution import Attribution
+from respawn.wire.launcher import LauncherView
 from respawn.wire.taxonomy import FailureClass
 
 
@@ -21,7 +22,7 @@ class PastIncident(BaseModel):
 class JobHistory(BaseModel):
     """What earlier incidents of the same job left behind."""
 
-    restarts: int = 0  # restarts already done (Slurm's restart count)
+    restarts: int = 0  # restarts already done: Slurm's requeues and the launcher's relaunches
     incidents: list[PastIncident] = Field(default_factory=list)
     excluded_nodes: list[str] = Field(default_factory=list)
 
@@ -37,8 +38,10 @@ class JobShape(BaseModel):
 class Decision(BaseModel):
     action: Action
     exclude: list[str] = Field(default_factory=list)  # the full exclusion list for the next attempt
-    newly_excluded: list[str] = Field(default_factory=list)
+    newly_excluded: list[str] = Field(default_factory=list)  # in-job: the nodes the relaunch leaves out
     reason: str
+    # An in-job rung: the job-level rung to take when the relaunch fails (`exclude` is its list).
+    fallback: Action | None = None
 
 
 def decide(
@@ -49,7 +52,9 @@ def decide(
     shape: JobShape,
     checkpoint_step: int | None,
     systemic: bool = False,
+    launcher: LauncherView | None = None,
 ) -> Decision:
+    """`launcher`: the job's in-job launcher while the job runs (None: it has none, or it ended)."""
     same_class = [i for i in history.incidents if i.failure_class == attribution.failure_class]
     occurrence = len(same_class) + 1
     keep = sorted(set(history.excluded_nodes))
@@ -57,6 +62,8 @@ def decide(
     def stop(reason: str) -> Decision:
         return Decision(action=Action.STOP, exclude=keep, reason=reason)
 
+    if launcher is not None and launcher.no_requeue:
+        return stop("the job's step exited 93, NVRx's \"do not requeue\": the job asked not to be restarted")
     if attribution.recoverable_by_restart is False:
         return stop(f"{attribution.failure_class} is not recoverable by restart (pattern {attribution.pattern})")
     max_restarts = runbook.max_restarts if runbook.max_restarts is not None else budgets.max_restarts
@@ -73,6 +80,21 @@ def decide(
     # A job's output can only ever blame nodes the job ran on: a user printing
     # another node's name must not push it out of anyone's way.
     suspects = [n for n in _suspects(attribution, runbook, same_class) if n in shape.job_nodes]
+    if action.in_job:
+        return _in_job(action, attribution, suspects, keep, shape, occurrence, systemic, launcher)
+    return _requeue(action, attribution, suspects, keep, shape, occurrence, systemic)
+
+
+def _requeue(
+    action: Action,
+    attribution: Attribution,
+    suspects: list[str],
+    keep: list[str],
+    shape: JobShape,
+    occurrence: int,
+    systemic: bool,
+) -> Decision:
+    """The job-level rungs: requeue, with or without the suspects."""
     if action is Action.RESTART_EXCLUDING and suspects and systemic:
         return Decision(
             action=Action.RESTART,
@@ -103,6 +125,52 @@ def decide(
         reason=f"{attribution.failure_class}: restart (occurrence {occurrence}, no node to blame)"
         if not suspects
         else f"{attribution.failure_class}: restart (occurrence {occurrence})",
+    )
+
+
+def _in_job(
+    action: Action,
+    attribution: Attribution,
+    suspects: list[str],
+    keep: list[str],
+    shape: JobShape,
+    occurrence: int,
+    systemic: bool,
+    launcher: LauncherView | None,
+) -> Decision:
+    """The in-job rungs: the allocation is kept and the launcher relaunches the step, on the
+    same nodes or without the suspects on spares. Each falls back one layer, to the requeue,
+    when the job cannot do it; the fallback travels with the decision for when the relaunch fails."""
+    if suspects and not systemic:
+        action = Action.REPLACE_NODE  # the same nodes would meet the same fault: the finest rung without it
+    elif action is Action.REPLACE_NODE:
+        action = Action.RESTART_IN_PLACE  # nobody to replace (or systemic: no new exclusions)
+    fallback = _requeue(action.fallback, attribution, suspects, keep, shape, occurrence, systemic)
+    if launcher is None or not launcher.relaunchable:
+        why = "no launcher in the job" if launcher is None else f"the job's launcher is {launcher.state.value}"
+        return fallback.model_copy(update={"reason": f"{fallback.reason} ({why}: the ladder goes on at the requeue)"})
+    cls = attribution.failure_class
+    if action is Action.RESTART_IN_PLACE:
+        why = f"occurrence {occurrence}, no node to blame" if not suspects else "systemic: no new exclusions"
+        return Decision(
+            action=action,
+            exclude=fallback.exclude,
+            fallback=fallback.action,
+            reason=f"{cls}: relaunch in place, in the allocation ({why})",
+        )
+    spares = [n for n in launcher.spares if n not in suspects]
+    needed = [n for n in suspects if n in launcher.step_nodes]
+    if len(spares) < len(needed):
+        held = f"holds {len(spares)} spare{'s' * (len(spares) != 1)}"
+        return fallback.model_copy(
+            update={"reason": f"{fallback.reason} (replacing {', '.join(needed)} needs {len(needed)}, the job {held})"}
+        )
+    return Decision(
+        action=action,
+        exclude=fallback.exclude,
+        newly_excluded=suspects,
+        fallback=fallback.action,
+        reason=f"{cls} on {', '.join(suspects)}: relaunch without it on a spare, in the allocation",
     )
 
 

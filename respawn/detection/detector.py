@@ -394,7 +394,7 @@ class Delivery:
     """Where a detection went: the attempt's current incident."""
 
     incident_id: str
-    seq: int  # how many incidents of this attempt found it not interrupted before this one
+    seq: int  # how many incidents of this attempt the attempt went on past (not interrupted, relaunched)
     log_offset: int  # where that incident's evidence begins in the job's output
 
 
@@ -405,8 +405,9 @@ async def signal_detection(
 
     The one way a detection reaches an incident: the detector's and the Advisor
     API's (external detectors). An incident that closed finding the attempt not
-    interrupted hands on to the attempt's next one (`seq`, which a caller that
-    remembers it passes to skip the walk); any other closed incident is final:
+    interrupted, or after the job's launcher relaunched its step, hands on to the
+    attempt's next one (`seq`, which a caller that remembers it passes to skip the
+    walk); any other closed incident is final:
     None, the interruption it handled is not handled twice. Raises RPCError
     while Temporal is unreachable.
     """
@@ -415,7 +416,10 @@ async def signal_detection(
         if await _start_or_signal(client, config, enrolment, detection, iid):
             return Delivery(incident_id=iid, seq=seq, log_offset=detection.log_offset)
         closed = await _closed_as(client, iid)
-        if closed is None or closed.phase is not Phase.NOT_INTERRUPTED or detection.kind is DetectionKind.SLOWDOWN:
+        # An attempt goes on past an incident that found it not interrupted, or that had the
+        # job's launcher relaunch its step in the allocation: its next interruption is news.
+        goes_on = closed is not None and (closed.phase is Phase.NOT_INTERRUPTED or closed.relaunched)
+        if closed is None or not goes_on or detection.kind is DetectionKind.SLOWDOWN:
             log.debug("incident %s already closed; %s not signalled", iid, detection.kind.value)
             return None
         seq += 1
@@ -458,6 +462,7 @@ async def _start_or_signal(
         approval=config.environments[enrolment.environment].approval,
         acting=Acting.CONTROLLER if advisor else Acting.RESPAWN,
         reconcile_timeout_s=config.scheduler.reconcile_timeout_s,
+        relaunch_timeout_s=config.detector.relaunch_timeout_s,
     )
     try:
         await client.start_workflow(

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from respawn.attribution.runbook import Onset
 from respawn.scheduler.states import ENDED_AS_MEANT, ENDED_BADLY
+from respawn.wire.launcher import LauncherView, StepState
 
 if TYPE_CHECKING:
     from respawn.wire.incident import Detection
@@ -47,8 +48,10 @@ def judge(
     attempt: int,
     detections: Sequence["Detection"],
     onset: Callable[[str], Onset | None],
+    launcher: LauncherView | None = None,
 ) -> Interruption:
-    """The verdict on one attempt: `onset(pattern)` is what the runbooks say of a pattern's lines."""
+    """The verdict on one attempt: `onset(pattern)` is what the runbooks say of a pattern's lines;
+    `launcher`, the job's in-job launcher, whose step may end while the job runs on."""
     from respawn.wire.incident import DetectionKind  # the incident's types import this module
 
     words = job_state.split()
@@ -62,6 +65,12 @@ def judge(
     if state in ENDED_AS_MEANT:
         return Interruption(
             verdict=Verdict.NOT_INTERRUPTED, why=f"the attempt ended {state}, as its owner or Slurm meant", ended=True
+        )
+    if launcher is not None and launcher.state in (StepState.FAILED, StepState.GIVING_UP):
+        # The allocation outlives the step: the launcher saw it end badly and waits (or gives up).
+        code = "" if launcher.exit_code is None else f" (exit code {launcher.exit_code})"
+        return Interruption(
+            verdict=Verdict.CONFIRMED, why=f"the job's launcher reports its step failed{code}", ended=True
         )
     for d in detections:
         if d.kind is DetectionKind.JOB_ENDED:

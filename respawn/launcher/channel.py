@@ -38,6 +38,10 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from respawn.scheduler.hostlist import NODE_NAME_RE
 
+# One definition each, in the wire: Respawn reads what the launcher writes (channel_dir re-exported).
+from respawn.wire.launcher import StepState
+from respawn.wire.launcher import channel_dir as channel_dir
+
 MAX_FILE = 64 * 1024  # bytes: every message is far smaller
 MAX_NODES = 4096  # nodes one message may name
 MAX_TEXT = 2000  # characters of a reason or detail
@@ -78,14 +82,6 @@ class Action(StrEnum):
     RELAUNCH = "relaunch"  # the same nodes, from the last checkpoint
     RELAUNCH_EXCLUDING = "relaunch_excluding"  # without `exclude`, on spares the job holds
     GIVE_UP = "give_up"  # end the job with the step's exit code: the scheduler-level rungs take over
-
-
-class StepState(StrEnum):
-    STARTING = "starting"
-    RUNNING = "running"
-    FAILED = "failed"  # the step ended badly; the launcher waits for an instruction
-    SUCCEEDED = "succeeded"
-    GIVING_UP = "giving_up"  # the launcher is ending the job
 
 
 class _Message(BaseModel):
@@ -135,11 +131,6 @@ M = TypeVar("M", bound=_Message)
 
 def now() -> datetime:
     return datetime.now(UTC)
-
-
-def channel_dir(job_output: Path, job_id: int) -> Path:
-    """The default channel of a job: `.respawn-<job id>/` beside its output file."""
-    return Path(job_output).parent / f".respawn-{job_id}"
 
 
 def ack_name(generation: int) -> str:

@@ -12,6 +12,7 @@ from respawn.decision.ledger import NodeVerdict
 from respawn.detection.interruption import ASSUMED, Interruption
 from respawn.wire.attribution import Attribution
 from respawn.wire.evidence import Evidence
+from respawn.wire.launcher import LauncherView
 
 
 class DetectionKind(StrEnum):
@@ -67,6 +68,8 @@ class IncidentInput(BaseModel):
     acting: Acting = Acting.RESPAWN
     # Acting.CONTROLLER: how long the controller's reconciliation is awaited.
     reconcile_timeout_s: float = 300.0
+    # An in-job rung: how long the job's launcher is given to acknowledge a relaunch.
+    relaunch_timeout_s: float = 60.0
 
     @model_validator(mode="before")
     @classmethod
@@ -162,6 +165,8 @@ class Gathered(BaseModel):
     job_state: str
     restart_count: int | None = None  # Slurm's, when gathered: past the attempt, Slurm requeued it
     last_step: int | None = None  # the newest training step the attempt reported
+    # The job's in-job launcher, read while the job runs: None when it runs none (docs/launcher.md).
+    launcher: LauncherView | None = None
 
 
 class AssessRequest(BaseModel):
@@ -191,6 +196,26 @@ class ActionRequest(BaseModel):
     reason: str = ""
 
 
+class RelaunchRequest(BaseModel):
+    """An in-job rung: the instruction for the job's launcher, through its channel."""
+
+    incident_id: str
+    cluster: str
+    job_id: int
+    attempt: int
+    exclude: list[str] = Field(default_factory=list)  # empty: the same nodes
+    reason: str = ""
+    timeout_s: float  # for the launcher's acknowledgement
+
+
+class Relaunched(BaseModel):
+    done: bool  # False: not carried out (`detail` says why); the ladder falls back
+    detail: str
+    generation: int | None = None  # of the instruction posted
+    nodes: list[str] = Field(default_factory=list)  # where the new step runs
+    log_end: int | None = None  # the job's output size once acknowledged: the next incident reads after it
+
+
 class ActionResult(BaseModel):
     done: bool  # False: the desired state already held, nothing was changed
     detail: str
@@ -203,6 +228,7 @@ class FollowRequest(BaseModel):
     attempt: int  # the attempt that failed; the next one is followed
     log_offset: int
     timeout_s: float
+    in_job: bool = False  # relaunched in the allocation: the same attempt trains again
 
 
 class AttemptStarted(BaseModel):
@@ -227,5 +253,9 @@ class IncidentResult(BaseModel):
     excluded_nodes: list[str] = Field(default_factory=list)
     next_attempt: AttemptStarted | None = None
     resumed: Resumed | None = None
-    # Not interrupted: where its evidence ended, so the attempt's next incident reads what came after.
+    # Not interrupted, or relaunched in the job: where its evidence ended, so the attempt's next
+    # incident reads what came after.
     log_end: int | None = None
+    # An in-job rung relaunched the step: the attempt goes on, and its next interruption opens
+    # the attempt's next incident (respawn/detection/detector.py, signal_detection).
+    relaunched: bool = False

@@ -6,6 +6,7 @@ from respawn.decision.decide import JobHistory, JobShape, PastIncident, decide
 from respawn.decision.operator import operator_decision
 from respawn.wire.attribution import Attribution
 from respawn.wire.incident import Override, OverrideAction
+from respawn.wire.launcher import LauncherView, StepState
 from respawn.wire.taxonomy import CauseLayer, FailureClass
 
 HW = Runbook(
@@ -185,3 +186,104 @@ def test_an_operator_restart_excludes_what_the_job_excluded_and_what_the_operato
     assert restart.reason == "operator ana: bad fan"
     stop = operator_decision(Override(action=OverrideAction.STOP, reason="done", who="ana"), excluded=["n1"])
     assert (stop.action, stop.exclude) == (Action.STOP, ["n1"])
+
+
+# --- the in-job rungs (issue 14): finest first, each falling back one layer ---
+
+LADDERED = Runbook(
+    failure_class=FailureClass.GPU_HARDWARE,
+    cause_layer=CauseLayer.HARDWARE,
+    recoverable_by_restart=True,
+    node_rule=NodeRule.RANK,
+    ladder=[Rung(action=Action.REPLACE_NODE), Rung(action=Action.RESTART_EXCLUDING, times=2)],
+)
+IN_PLACE = Runbook(
+    failure_class=FailureClass.PROCESS_CRASH,
+    cause_layer=CauseLayer.AMBIGUOUS,
+    recoverable_by_restart=None,
+    node_rule=NodeRule.RECURRENCE,
+    ladder=[Rung(action=Action.RESTART_IN_PLACE), Rung(action=Action.STOP)],
+)
+# A 3-node allocation: the step on n2,n3, n4 held as a spare.
+WIDE = JobShape(job_nodes=["n2", "n3", "n4"], cluster_nodes=["n1", "n2", "n3", "n4", "n5", "n6"])
+
+
+def waiting(spares=("n4",), state=StepState.FAILED, **kw) -> LauncherView:
+    return LauncherView(state=state, step_nodes=["n2", "n3"], spares=list(spares), **kw)
+
+
+def crash() -> Attribution:
+    return Attribution(
+        failure_class=FailureClass.PROCESS_CRASH,
+        cause_layer=CauseLayer.AMBIGUOUS,
+        recoverable_by_restart=None,
+        pattern="srun-task-exited",
+    )
+
+
+def test_a_crash_with_no_node_to_blame_is_relaunched_in_place_with_the_requeue_as_its_fallback():
+    d = decide(crash(), IN_PLACE, JobHistory(), BUDGETS, WIDE, checkpoint_step=10, launcher=waiting())
+    assert (d.action, d.fallback, d.newly_excluded) == (Action.RESTART_IN_PLACE, Action.RESTART, [])
+    assert "relaunch in place, in the allocation" in d.reason
+
+
+def test_without_a_launcher_the_ladder_starts_at_the_requeue():
+    d = decide(crash(), IN_PLACE, JobHistory(), BUDGETS, WIDE, checkpoint_step=10)
+    assert (d.action, d.fallback) == (Action.RESTART, None)
+    assert "no launcher in the job: the ladder goes on at the requeue" in d.reason
+    gone = decide(crash(), IN_PLACE, JobHistory(), BUDGETS, WIDE, 10, launcher=waiting(state=StepState.SUCCEEDED))
+    assert gone.action is Action.RESTART and "the job's launcher is succeeded" in gone.reason
+
+
+def test_a_faulty_node_is_replaced_by_the_spare_in_the_allocation():
+    d = decide(hw(), LADDERED, JobHistory(), BUDGETS, WIDE, checkpoint_step=10, launcher=waiting())
+    assert (d.action, d.newly_excluded, d.fallback) == (Action.REPLACE_NODE, ["n2"], Action.RESTART_EXCLUDING)
+    assert d.exclude == ["n2"]  # what the requeue excludes should the relaunch fail
+
+
+def test_without_a_spare_the_faulty_node_is_left_out_by_a_requeue():
+    d = decide(hw(), LADDERED, JobHistory(), BUDGETS, WIDE, checkpoint_step=10, launcher=waiting(spares=()))
+    assert (d.action, d.exclude, d.fallback) == (Action.RESTART_EXCLUDING, ["n2"], None)
+    assert "needs 1, the job holds 0 spares" in d.reason
+    # The spare itself faulty: it cannot stand in for anyone.
+    spare_bad = decide(hw(["n4"]), LADDERED, JobHistory(), BUDGETS, WIDE, 10, launcher=waiting())
+    assert spare_bad.action is Action.REPLACE_NODE and spare_bad.newly_excluded == ["n4"]
+    two_bad = decide(hw(["n2", "n4"]), LADDERED, JobHistory(), BUDGETS, WIDE, 10, launcher=waiting())
+    assert two_bad.action is Action.RESTART_EXCLUDING
+
+
+def test_in_place_with_a_node_to_blame_replaces_it_and_replace_with_none_relaunches_in_place():
+    blamed = decide(hw(), IN_PLACE.model_copy(update={"node_rule": NodeRule.RANK}), JobHistory(), BUDGETS, WIDE, 10,
+                    launcher=waiting())  # fmt: skip
+    assert blamed.action is Action.REPLACE_NODE and blamed.newly_excluded == ["n2"]
+    nobody = decide(hw(()), LADDERED, JobHistory(), BUDGETS, WIDE, 10, launcher=waiting())
+    assert (nobody.action, nobody.fallback) == (Action.RESTART_IN_PLACE, Action.RESTART)
+
+
+def test_systemic_failure_relaunches_in_place_without_new_exclusions():
+    d = decide(hw(), LADDERED, JobHistory(), BUDGETS, WIDE, 10, systemic=True, launcher=waiting())
+    assert (d.action, d.newly_excluded, d.exclude) == (Action.RESTART_IN_PLACE, [], [])
+    assert "systemic" in d.reason
+
+
+def test_a_hung_step_that_still_runs_can_be_relaunched():
+    d = decide(crash(), IN_PLACE, JobHistory(), BUDGETS, WIDE, 10, launcher=waiting(state=StepState.RUNNING))
+    assert d.action is Action.RESTART_IN_PLACE
+
+
+def test_the_do_not_requeue_exit_code_stops_whatever_the_ladder_says():
+    d = decide(hw(), LADDERED, JobHistory(), BUDGETS, WIDE, 10, launcher=waiting(no_requeue=True))
+    assert d.action is Action.STOP and "exited 93" in d.reason
+
+
+def test_in_job_relaunches_count_in_the_budget_and_the_ladder():
+    """Two relaunches of this attempt already: the budget of 3 has one left, and the ladder moved on."""
+    rows = [decided_row(1, 0, "gpu_hardware", True, 10), decided_row(2, 0, "gpu_hardware", True, 20)]
+    rows = [r.model_copy(update={"incident_id": f"i{r.id}"}) for r in rows]
+    incidents = past_incidents(rows, attempt=0, relaunched={"i1", "i2"})
+    assert [(i.attempt, i.checkpoint_step) for i in incidents] == [(0, 10), (0, 20)]
+    history = JobHistory(restarts=2, incidents=incidents)
+    d = decide(hw(), LADDERED, history, BUDGETS, WIDE, checkpoint_step=30, launcher=waiting())
+    assert d.action is Action.RESTART_EXCLUDING  # occurrence 3: past the replace_node rung
+    spent = decide(hw(), LADDERED, history.model_copy(update={"restarts": 3}), BUDGETS, WIDE, 30, launcher=waiting())
+    assert spent.action is Action.STOP and "retry budget spent" in spent.reason

@@ -34,18 +34,33 @@ def test_built_in_catalogue_covers_every_failure_class():
 def test_built_in_ladders():
     catalogue = Catalogue.load()
     rung = lambda cls, n: catalogue.runbook(cls).rung_for(n)  # noqa: E731
-    assert [rung(FailureClass.GPU_HARDWARE, n) for n in (1, 3, 4)] == [
+    # Finest first: in the allocation (when the job runs the launcher), then the requeue.
+    assert [rung(FailureClass.GPU_HARDWARE, n) for n in (1, 2, 3, 4)] == [
+        Action.REPLACE_NODE,
         Action.RESTART_EXCLUDING,
         Action.RESTART_EXCLUDING,
         Action.STOP,
     ]
-    assert [rung(FailureClass.GPU_FAULT, n) for n in (1, 2)] == [Action.RESTART, Action.RESTART_EXCLUDING]
+    assert [rung(FailureClass.GPU_FAULT, n) for n in (1, 2, 3, 4)] == [
+        Action.RESTART_IN_PLACE,
+        Action.REPLACE_NODE,
+        Action.RESTART_EXCLUDING,
+        Action.STOP,
+    ]
     assert [rung(FailureClass.COMM_TIMEOUT, n) for n in (1, 2, 3)] == [
-        Action.RESTART,
+        Action.RESTART_IN_PLACE,
         Action.RESTART,
         Action.RESTART_EXCLUDING,
     ]
-    assert [rung(FailureClass.PROCESS_CRASH, n) for n in (1, 2)] == [Action.RESTART, Action.STOP]
+    assert [rung(FailureClass.PROCESS_CRASH, n) for n in (1, 2)] == [Action.RESTART_IN_PLACE, Action.STOP]
+    # Without a launcher each in-job rung is the requeue it falls back to: the ladders of before.
+    assert [a.fallback for a in Action] == [
+        Action.RESTART,
+        Action.RESTART_EXCLUDING,
+        Action.RESTART,
+        Action.RESTART_EXCLUDING,
+        Action.STOP,
+    ]
     for cls in (FailureClass.APP_ERROR, FailureClass.GPU_OOM, FailureClass.HOST_OOM, FailureClass.NUMERICAL):
         assert rung(cls, 1) is Action.STOP
     assert rung(FailureClass.SCHEDULER_LIMIT, 50) is Action.RESTART

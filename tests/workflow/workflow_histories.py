@@ -8,7 +8,7 @@ tests/data/histories/README.md.
 
     RESPAWN_RECORD_HISTORIES=/tmp/histories .venv/bin/python -m pytest -q -p tests.workflow.workflow_histories \
         tests/workflow/test_incident_workflow.py tests/workflow/test_advisor_workflow.py tests/workflow/test_workflow_paths.py \
-        tests/workflow/test_interruption.py -k "not detector and not crash_after"
+        tests/workflow/test_interruption.py tests/workflow/test_in_job.py -k "not detector and not crash_after"
 """
 
 import os
@@ -59,6 +59,9 @@ CATALOGUE: dict[str, list[str]] = {
     "test_an_owner_cancel_records_no_stop": ["owner_ended_not_interrupted"],
     "test_a_stop_on_an_attempt_that_still_runs_is_a_recommendation_nobody_acted_on": ["stop_running_recommended"],
     "test_a_stop_on_an_ended_attempt_withholds_its_requeue": ["stop_confirmed"],
+    # tests/workflow/test_in_job.py (recorded with the patch "in-job-rungs")
+    "test_a_replaced_node_is_relaunched_in_the_allocation_and_followed_without_a_requeue": ["in_job_relaunched"],
+    "test_a_relaunch_not_done_falls_back_to_the_requeue_without_the_node": ["in_job_fell_back"],
 }
 
 

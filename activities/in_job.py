@@ -1,0 +1,101 @@
+"""The in-job rungs: tell the job's launcher to relaunch its step, and wait for its word.
+
+The channel (respawn/launcher/channel.py) makes this safe to retry: the instruction
+carries the incident and a generation, the launcher acts on a generation once and
+acknowledges it, and posting an instruction whose generation has an acknowledgement
+returns that acknowledgement instead of writing. So an activity retried after a worker
+died posts the same instruction again and reads what the launcher did: nothing twice.
+"""
+
+import asyncio
+import os
+import stat
+import time
+from pathlib import Path
+
+from temporalio import activity
+
+from respawn.launcher import channel
+from respawn.scheduler.errors import SchedulerError
+from respawn.scheduler.states import JobState
+from respawn.services import Services
+from respawn.wire.incident import Relaunched, RelaunchRequest
+
+_POLL_S = 0.2
+
+
+class InJobActivities:
+    def __init__(self, services: Services) -> None:
+        self._s = services
+
+    @activity.defn(name="relaunch_step")
+    async def relaunch_step(self, req: RelaunchRequest) -> Relaunched:
+        """Post the instruction (once per incident: the generation it took is reused on a retry)
+        and await the launcher's acknowledgement, bounded by `timeout_s`. Never raises for
+        what the job's launcher does or does not do: a relaunch not done is the ladder's
+        cue to fall back, with the reason."""
+        ch = self._s.config.launcher_channel(req.job_id)
+        try:
+            job = await self._s.slurm.job(req.job_id)
+        except SchedulerError as exc:
+            if getattr(exc, "retryable", False):
+                raise  # the controller is away: Temporal retries with backoff
+            return Relaunched(done=False, detail=f"the job is not readable: {exc}")
+        if job.state != JobState.RUNNING or job.restart_count != req.attempt:
+            return Relaunched(done=False, detail=f"the job is {job.state} (restart count {job.restart_count})")
+        try:
+            generation = await asyncio.to_thread(_generation_for, ch, req.incident_id)
+            instruction = channel.Instruction(
+                incident_id=req.incident_id,
+                generation=generation,
+                action=channel.Action.RELAUNCH_EXCLUDING if req.exclude else channel.Action.RELAUNCH,
+                exclude=req.exclude,
+                reason=req.reason[: channel.MAX_TEXT],
+            )
+            ack = await asyncio.to_thread(channel.post_instruction, ch, instruction)
+            deadline = time.monotonic() + req.timeout_s
+            while ack is None and time.monotonic() < deadline:
+                activity.heartbeat()
+                await asyncio.sleep(_POLL_S)
+                ack = await asyncio.to_thread(channel.read_ack, ch, generation)
+        except channel.ChannelError as exc:
+            return Relaunched(done=False, detail=f"the job's channel: {exc.reason}")
+        if ack is None:
+            return Relaunched(
+                done=False, detail=f"no acknowledgement within {req.timeout_s:g} s", generation=generation
+            )
+        if ack.incident_id != req.incident_id:
+            return Relaunched(
+                done=False, detail=f"generation {generation} is {ack.incident_id}'s", generation=generation
+            )
+        return Relaunched(
+            done=ack.done,
+            detail=ack.detail,
+            generation=generation,
+            nodes=list(ack.nodes),
+            log_end=_size(self._s.config.job_output(req.job_id)),
+        )
+
+
+def _generation_for(ch: Path, incident_id: str) -> int:
+    """The generation of this incident's instruction: the one it posted already (a retry),
+    else the next after everything posted or acknowledged in the job's channel."""
+    posted = channel.read_instruction(ch)
+    if posted is not None and posted.incident_id == incident_id:
+        return posted.generation
+    status = channel.read_status(ch)
+    newest = max(
+        channel.last_acked_generation(ch),
+        posted.generation if posted is not None else 0,
+        status.generation if status is not None else 0,
+    )
+    return newest + 1
+
+
+def _size(path: Path) -> int | None:
+    """How far the job's output goes now, without following a link the job planted."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return info.st_size if stat.S_ISREG(info.st_mode) else None
