@@ -31,15 +31,12 @@ from pathlib import Path
 from types import FrameType
 from typing import TextIO
 
-from respawn.launcher import channel
+from respawn.launcher import channel, task
 from respawn.launcher.channel import Ack, Action, ChannelError, Instruction, Status, StepState
 
-EXIT_NO_REQUEUE = 93  # nvidia-resiliency-ext: the job asks not to be requeued
-# Each task runs under this shell wrapper, which leaves a mark when its task exits 93:
-# with --kill-on-bad-exit the other tasks are killed, and srun reports the highest
-# exit code (143), not the one that ended the step. The mark lies in the channel
-# directory, which every node must reach (shared storage, like the job's output).
-TASK_WRAPPER = '"$@"; rc=$?; if [ "$rc" -eq 93 ]; then : >"$RESPAWN_NO_REQUEUE_MARK"; fi; exit "$rc"'
+EXIT_NO_REQUEUE = task.EXIT_NO_REQUEUE  # nvidia-resiliency-ext: the job asks not to be requeued
+# Each task runs under this wrapper (its docstring says why): it marks a 93 and is otherwise invisible.
+TASK_WRAPPER = Path(task.__file__)
 STOP_GRACE_S = 10.0  # from SIGTERM to SIGKILL when the launcher stops its step
 
 
@@ -167,10 +164,9 @@ class Launcher:
             f"--nodelist={','.join(self.step_nodes)}",
             # One rank dying ends the step at once instead of leaving its peers blocked in a collective.
             "--kill-on-bad-exit=1",
-            "/bin/sh",
-            "-c",
-            TASK_WRAPPER,
-            "respawn-task",
+            sys.executable,
+            "-S",  # the standard library only: one quick start per task
+            str(TASK_WRAPPER),
             *self.command,
         ]
 
