@@ -36,9 +36,10 @@ from respawn.detection.enrolment import Enrolment, NotEnrolled, enrol
 from respawn.detection.rhythm import Finding, Rhythm, SignalKind, placement, read_signals
 from respawn.detection.rules import NodeFact, RuleSettings, WatchState
 from respawn.detection.watchdog import Watchdog
+from respawn.launcher import channel
 from respawn.scheduler.errors import SchedulerError
 from respawn.scheduler.slurm import JobInfo, NodeInfo
-from respawn.scheduler.states import ENDED
+from respawn.scheduler.states import ENDED, JobState
 from respawn.services import Services
 from respawn.sources.gpu_metrics import GpuMetrics, XidWatch
 from respawn.sources.joblog import UnsafeOutput, kernel_message, read_lines
@@ -297,6 +298,7 @@ class Detector:
         """Detections for one job in this poll (blocking file reads and audit rows: run in a thread)."""
         # The attempt's evidence begins where this poll's read does: the state moves on before the read.
         watch.state = rules.advance(watch.state, job, read_from=watch.log_offset)
+        relaunches = self._relaunches(job, watch.state)  # before the lines: see rules.Seen.relaunches
         path = self._s.config.job_output(job.job_id)
         # Run as root, the detector reads only what the job's own user owns: a job cannot point it elsewhere.
         owner = job.user_id if _AS_ROOT else None
@@ -315,8 +317,11 @@ class Detector:
             findings=findings,
             stepped=stepped,
             modified=lambda: _modified(path),
+            relaunches=relaunches,
         )
         outcome = rules.judge(job, watch.state, seen, self._rules)
+        if outcome.state.relaunches != watch.state.relaunches and watch.rhythm is not None:
+            watch.rhythm.new_attempt(job.restart_count)  # the relaunched step's rhythm is its own
         watch.state = outcome.state
         for event in outcome.audit:
             self._s.audit.record(event)
@@ -329,6 +334,18 @@ class Detector:
                 telemetry.seconds(outcome.recovered.at, now)
             )
         return list(outcome.detections)
+
+    def _relaunches(self, job: JobInfo, state: WatchState) -> int | None:
+        """The job's launcher's relaunch count, read only while the running job recovers from a
+        fault of this attempt (a small file, for few jobs): None otherwise, or when unreadable."""
+        fault = state.fault
+        if fault is None or fault.attempt != job.restart_count or job.state != JobState.RUNNING:
+            return None
+        try:
+            status = channel.read_status(self._s.config.launcher_channel(job.job_id))
+        except channel.ChannelError:
+            return None  # the job's own channel: its trouble is its own, the attempt's end still shows
+        return status.restarts if status is not None else None
 
     def _progress(self, job: JobInfo, watch: _Watch, lines: list[str]) -> tuple[list[Finding], bool]:
         """Feed this poll's lines to the job's rhythm: what it finds wrong, not yet signalled, and

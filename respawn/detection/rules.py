@@ -45,6 +45,7 @@ class Fault:
     at: datetime
     kind: DetectionKind
     attempt: int
+    relaunches: int = 0  # the job's launcher's relaunches of the attempt's step when it struck
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +65,7 @@ class WatchState:
     sent: frozenset[str] = frozenset()  # detections already signalled this attempt
     ended: bool = False  # the current attempt's end is handled
     fault: Fault | None = None  # what the job is recovering from (respawn_recovery_duration_seconds)
+    relaunches: int = 0  # how often the job's launcher relaunched the attempt's step (docs/launcher.md)
 
     def signalled(self, prefix: str) -> bool:
         """Whether a detection whose key starts with `prefix` ("hang:") was signalled this attempt."""
@@ -97,6 +99,10 @@ class Seen:
     metrics: Mapping[str, NodeFact] = field(default_factory=dict)  # node -> its new fault in the GPU metrics
     findings: Sequence[Finding] = ()  # what the job's rhythm finds wrong (hangs, stragglers)
     stepped: bool = False  # the new lines report a finished training step
+    # The job's launcher's relaunch count, read before the lines while the job recovers from
+    # a fault (None: not read). Every line of a step it relaunched is then among these lines
+    # or earlier ones: the step had exited before the launcher counted the relaunch.
+    relaunches: int | None = None
     # When the job last wrote its output, if that can be told: asked only of a detection that
     # carries no time of its own, since it costs a stat of the file and most polls need none.
     modified: Callable[[], datetime | None] = lambda: None
@@ -148,6 +154,7 @@ def advance(state: WatchState, job: JobInfo, read_from: int) -> WatchState:
             sent=frozenset(),
             ended=False,
             seq=0,
+            relaunches=0,
         )
     if job.state == JobState.RUNNING and state.running != job.restart_count:
         state = replace(state, running=job.restart_count, attempt_offset=read_from)
@@ -188,7 +195,7 @@ def judge(job: JobInfo, state: WatchState, seen: Seen, settings: RuleSettings) -
         if not any(k.startswith("slowdown:") == slowdown for k in sent):  # it opens its incident
             opened.append(Opened(kind, occurred))
             if not slowdown:
-                fault = Fault(at=occurred, kind=kind, attempt=job.restart_count)
+                fault = Fault(at=occurred, kind=kind, attempt=job.restart_count, relaunches=state.relaunches)
         sent.add(key)
         detections.append(
             Detection(
@@ -239,8 +246,9 @@ def judge(job: JobInfo, state: WatchState, seen: Seen, settings: RuleSettings) -
             detect(f"metrics:{node}:{pattern}", DetectionKind.METRICS, now, node=node, line=text, pattern=pattern)
     recovered = None
     if started and job.state == JobState.RUNNING:
-        if fault is not None and job.restart_count > fault.attempt and seen.stepped:
-            # A later attempt trains again: the job has recovered from the fault.
+        relaunched = fault is not None and fault.attempt == job.restart_count and state.relaunches > fault.relaunches
+        if fault is not None and (job.restart_count > fault.attempt or relaunched) and seen.stepped:
+            # A later attempt (or the step relaunched in the job) trains again: the job has recovered.
             recovered, fault = fault, None
         for finding in seen.findings:
             # What a finding means is the runbooks' to say (runbooks/hang.yaml, slowdown.yaml).
@@ -285,6 +293,11 @@ def judge(job: JobInfo, state: WatchState, seen: Seen, settings: RuleSettings) -
     if ended or fault is not state.fault or len(sent) != len(state.sent):
         # Unchanged, the state is handed back as it came: most jobs, most polls.
         state = replace(state, sent=frozenset(sent), ended=ended, fault=fault)
+    if seen.relaunches is not None and seen.relaunches > state.relaunches:
+        # The launcher relaunched the step in the allocation: the attempt goes on, and its next
+        # failure is news (the next incident of the attempt). Judged with the old keys above:
+        # this poll's lines may still be the old step's.
+        state = replace(state, sent=frozenset(), relaunches=seen.relaunches)
     return Outcome(
         state=state, detections=tuple(detections), audit=tuple(audit), opened=tuple(opened), recovered=recovered
     )

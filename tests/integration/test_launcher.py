@@ -43,10 +43,12 @@ def submit_launched(
     *,
     wait_s: float,
     program: Path | None = None,
+    comment: str | None = None,
     **trainer: float,
 ) -> tuple[int, Path]:
     """The demo job's submission (3 nodes, one spare) with the launcher's batch script;
-    `program` in place of the trainer. Returns the job id and its channel directory."""
+    `program` in place of the trainer, `comment` its enrolment. Returns the job id and its
+    channel directory."""
     monkeypatch.setattr(submit_module, "BATCH_SCRIPT", LAUNCHED_SCRIPT)
     if program is not None:
         monkeypatch.setattr(submit_module, "TRAINER", program)
@@ -55,6 +57,7 @@ def submit_launched(
         lab,
         nodes=3,
         name="launched",
+        comment=comment,
         extra_sbatch_args=[
             # node1..node3 even while an earlier test's job still completes: the tests name nodes.
             "--nodelist=node[1-3]",

@@ -295,3 +295,31 @@ def test_an_attempt_signals_at_most_its_cap_and_a_new_attempt_starts_a_new_count
     assert ended.detections == () and ended.state.ended  # the cap holds for the end too; the end is handled
     next_attempt = poll(matcher, running(restart_count=1), ended.state, lines=lines, limit=2)
     assert len(next_attempt.detections) == 2
+
+
+# --- The step relaunched in the job (issue 14) ----------------------------------------------
+
+
+def test_after_the_launcher_relaunched_the_step_the_attempts_next_failure_is_news(matcher):
+    first = poll(matcher, running(), lines=[CRASH])
+    assert kinds(first) == [DetectionKind.LOG_LINE]
+    # The relaunch is counted while old lines are still unread: they are judged as before (no news).
+    relaunched = poll(matcher, running(), first.state, lines=[CRASH], relaunches=1)
+    assert relaunched.detections == () and relaunched.state.relaunches == 1 and relaunched.state.sent == frozenset()
+    # The relaunched step trains: the job recovered from the fault, within the same attempt.
+    trained = poll(matcher, running(), relaunched.state, lines=["[rank0]: step 11 loss 0.8"], stepped=True)
+    assert trained.recovered == first.state.fault and trained.state.fault is None
+    # It crashes the same way later: a detection again, opening the attempt's next incident.
+    again = poll(matcher, running(), trained.state, lines=[CRASH], relaunches=1)
+    assert kinds(again) == [DetectionKind.LOG_LINE] and again.opened
+    assert again.state.fault is not None and again.state.fault.relaunches == 1
+
+
+def test_a_relaunch_count_unchanged_or_unread_changes_nothing(matcher):
+    first = poll(matcher, running(), lines=[CRASH])
+    for relaunches in (None, 0):
+        out = poll(matcher, running(), first.state, lines=[CRASH], relaunches=relaunches)
+        assert out.detections == () and out.state is first.state
+    # A requeue starts the count afresh: the launcher of the next attempt is a new process.
+    requeued = poll(matcher, running(restart_count=1), replace(first.state, relaunches=2))
+    assert requeued.state.relaunches == 0

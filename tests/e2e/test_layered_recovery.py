@@ -1,0 +1,101 @@
+"""Layered recovery end to end (issue 14): the DDP job under the in-job launcher (3 nodes,
+node3 held as a spare), real Slurm, real Temporal, Respawn's detector and worker as real
+processes. A failure is recovered inside the allocation first: no requeue, the same Slurm
+job, training resumed from the newest checkpoint."""
+
+import re
+
+import pytest
+
+from respawn.audit.trail import EventType
+from respawn.launcher import channel
+from respawn.sandbox.workload import faults
+from respawn.sandbox.workload.faults import FaultKind
+from respawn.sandbox.workload.submit import output_path
+from tests.integration.test_launcher import resumed_after, saved_steps, submit_launched
+from tests.integration.test_workload import cancel_after  # noqa: F401 (a fixture)
+from tests.recovery_stack import Cluster, respawn_running, until
+
+ACTION = '{"respawn":{"environment":"demo","mode":"action"}}'
+ALLOCATION = ["node1", "node2", "node3"]
+
+
+@pytest.fixture
+def jobs(cancel_after: list[int]) -> list[int]:  # noqa: F811 (cancel_after is the imported fixture)
+    """The jobs a test submitted, cancelled after it."""
+    return cancel_after
+
+
+@pytest.fixture(scope="module")
+def cluster(sandbox):
+    with respawn_running(sandbox, "layered") as config:
+        yield Cluster(sandbox, config)
+
+
+async def fault_after_a_checkpoint(cluster: Cluster, monkeypatch, jobs: list[int], kind: FaultKind) -> tuple[int, int]:
+    """The launched job, `kind` injected into node2's rank once it saved a checkpoint: the
+    job id and the newest checkpoint's step."""
+    job_id, ch = submit_launched(cluster.lab, monkeypatch, jobs, wait_s=60, steps=80, comment=ACTION)
+    out = output_path(cluster.lab, job_id)
+    await until(lambda: (s := channel.read_status(ch)) is not None and s.state == "running", 60, "the step to run")
+    await until(lambda: saved_steps(out), 120, "a checkpoint")
+    faults.inject(cluster.lab, job_id, "node2", kind)
+    return job_id, max(saved_steps(out))
+
+
+def ordered(cluster: Cluster, job_id: int) -> list[EventType]:
+    return [r.event_type for r in cluster.events(job_id) if r.event_type is not EventType.ENROLLED]
+
+
+async def test_a_rank_crash_with_no_node_to_blame_is_relaunched_in_place(cluster, monkeypatch, jobs):
+    job_id, newest = await fault_after_a_checkpoint(cluster, monkeypatch, jobs, FaultKind.CRASH)
+
+    await until(lambda: EventType.INCIDENT_CLOSED in cluster.types(job_id), 90, "the incident to close")
+    assert ordered(cluster, job_id)[-5:] == [
+        EventType.ATTRIBUTED,
+        EventType.DECIDED,
+        EventType.RELAUNCHED,
+        EventType.RESUMED,
+        EventType.INCIDENT_CLOSED,
+    ]
+    rows = cluster.events(job_id)
+    decided = next(r for r in rows if r.event_type is EventType.DECIDED)
+    # srun names node2, but a first crash blames no node (process_crash: only a recurrence does).
+    assert (decided.action, decided.acted, decided.details["newly_excluded"]) == ("restart_in_place", True, [])
+    assert decided.failure_class == "process_crash" and decided.details["fallback"] == "restart"
+    relaunched = next(r for r in rows if r.event_type is EventType.RELAUNCHED)
+    assert relaunched.nodes == ["node1", "node2"] and relaunched.details["excluded"] == []
+    resumed = next(r for r in rows if r.event_type is EventType.RESUMED)
+    assert resumed.attempt == 0 and resumed.details["resumed_from"] == newest
+
+    # The same Slurm job, allocation and restart count; both ranks resumed from the checkpoint.
+    out = output_path(cluster.lab, job_id)
+    assert await resumed_after(out, "instruction 1 from") == {0: newest, 1: newest}
+    job = await cluster.job(job_id)
+    assert (job.state, job.restart_count, job.nodes) == ("RUNNING", 0, ALLOCATION)
+    assert not {EventType.HELD, EventType.EXCLUDED, EventType.RELEASED} & set(cluster.types(job_id))
+    job = await cluster.wait_state(job_id, {"COMPLETED"}, timeout=120)
+    assert job.restart_count == 0
+
+
+async def test_an_xid_on_node2_relaunches_on_the_spare_without_it(cluster, monkeypatch, jobs):
+    job_id, newest = await fault_after_a_checkpoint(cluster, monkeypatch, jobs, FaultKind.XID)
+
+    await until(lambda: EventType.RELAUNCHED in cluster.types(job_id), 90, "the relaunch")
+    rows = cluster.events(job_id)
+    decided = next(r for r in rows if r.event_type is EventType.DECIDED)
+    assert (decided.failure_class, decided.action, decided.nodes) == ("gpu_hardware", "replace_node", ["node2"])
+    assert decided.details["newly_excluded"] == ["node2"] and decided.details["fallback"] == "restart_excluding"
+    relaunched = next(r for r in rows if r.event_type is EventType.RELAUNCHED)
+    assert relaunched.nodes == ["node1", "node3"] and relaunched.details["excluded"] == ["node2"]
+
+    out = output_path(cluster.lab, job_id)
+    assert await resumed_after(out, "instruction 1 from") == {0: newest, 1: newest}
+    after = "\n".join(out.read_text().splitlines()).split("instruction 1 from", 1)[1]
+    assert re.search(r"^\[rank1\]: starting rank 1 world_size 2 node node3 ", after, re.M)
+    # The allocation is kept (node2 only out of use in it): no requeue, nothing on Slurm.
+    job = await cluster.job(job_id)
+    assert (job.state, job.restart_count, job.nodes) == ("RUNNING", 0, ALLOCATION)
+    assert not {EventType.HELD, EventType.EXCLUDED, EventType.RELEASED} & set(cluster.types(job_id))
+    job = await cluster.wait_state(job_id, {"COMPLETED"}, timeout=120)
+    assert job.restart_count == 0
