@@ -8,11 +8,12 @@ from temporalio import activity
 
 from respawn.attribution.attribute import attribute
 from respawn.attribution.hook import consult
-from respawn.audit.details import DecidedDetails, EnrolledDetails
+from respawn.audit.details import DecidedDetails, EnrolledDetails, NotInterruptedDetails
 from respawn.audit.trail import AuditRow, EventType
 from respawn.decision.decide import JobHistory, JobShape, PastIncident, decide
 from respawn.decision.ledger import NodeRecord, judge_nodes
 from respawn.detection.interruption import judge
+from respawn.launcher.task import EXIT_NO_REQUEUE
 from respawn.services import Services
 from respawn.wire.evidence import Evidence, LineSource
 from respawn.wire.incident import Assessment, AssessRequest, IncidentInput
@@ -67,6 +68,9 @@ class AssessmentActivities:
             gathered.checkpoint_step,
             systemic=nodes.systemic,
             launcher=gathered.launcher,
+            # NVRx's "do not requeue": the step under Respawn's launcher, or the job itself, exited 93.
+            no_requeue=(gathered.launcher is not None and gathered.launcher.no_requeue)
+            or evidence.exit_code == EXIT_NO_REQUEUE,
         )
         interruption = judge(
             gathered.job_state,
@@ -75,6 +79,7 @@ class AssessmentActivities:
             req.detections,
             self._s.catalogue.onset,
             gathered.launcher,
+            gathered.job_restarts,
         )
         return Assessment(
             attribution=attribution,
@@ -118,7 +123,7 @@ class AssessmentActivities:
         rows = self._s.audit.query(
             cluster=self._s.config.cluster,
             job_id=incident.job_id,
-            event_types=[EventType.DECIDED, EventType.ENROLLED, EventType.RELAUNCHED],
+            event_types=[EventType.DECIDED, EventType.ENROLLED, EventType.RELAUNCHED, EventType.NOT_INTERRUPTED],
         )
         # Slurm reuses job ids: an older job's decisions under this id are not this job's history.
         since = _first_submitted(rows, incident.submitted)
@@ -134,9 +139,15 @@ class AssessmentActivities:
             for r in rows
             if r.event_type is EventType.RELAUNCHED and r.incident_id is not None and r.incident_id in decided
         }
+        # The job's own launcher's restarts (torchrun, ft_launcher), as the incidents that left them to it saw.
+        own = sum(
+            r.detail(NotInterruptedDetails).job_restarts or 0
+            for r in rows
+            if r.event_type is EventType.NOT_INTERRUPTED and (since is None or r.at.isoformat() >= since)
+        )
         return JobHistory(
-            # Slurm's restart count is the attempt number; the launcher's relaunches count as well.
-            restarts=incident.attempt + len(relaunched),
+            # Slurm's restart count is the attempt number; relaunches in the job count as well.
+            restarts=incident.attempt + len(relaunched) + own,
             incidents=past_incidents(ours, incident.attempt, relaunched),
             excluded_nodes=excluded,
         )

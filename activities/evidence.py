@@ -21,6 +21,7 @@ from respawn.wire.launcher import LauncherView
 log = logging.getLogger("respawn.wire.evidence")
 _KERNEL_TAIL_LINES = 200
 _OUTPUT_BYTES = 4 << 20  # of the attempt's output read for its evidence
+_JOB_RESTARTS = 20  # lines of the job's own launcher restarting its workers kept
 # Respawn's own findings, by the kind of detection that carried them.
 _FINDINGS = {
     DetectionKind.HANG: LineSource.DETECTOR,
@@ -103,6 +104,7 @@ class EvidenceActivities:
             restart_count=job.restart_count,
             last_step=self._last_step(raw),
             launcher=await self._launcher(req, job),
+            job_restarts=[t[:500] for t in raw if self._s.progress.restarting(t)][-_JOB_RESTARTS:],
         )
 
     async def _launcher(self, req: GatherRequest, job: JobInfo) -> LauncherView | None:

@@ -522,6 +522,7 @@ class IncidentWorkflow:
                 job_state=gathered.job_state,
                 suspected_at_step=suspected_at,
                 last_step=gathered.last_step,
+                job_restarts=verdict.job_restarts or None,
             ),
         )
         result = IncidentResult(

@@ -64,6 +64,9 @@ class NotInterruptedDetails(EventDetails):
     job_state: str | None = None
     suspected_at_step: int | None = None
     last_step: int | None = None
+    # The job's own launcher restarted its workers this often (torchrun, ft_launcher): they count
+    # in the job's restart budget (activities/assessment.py).
+    job_restarts: int | None = None
 
 
 class AttributedDetails(EventDetails):

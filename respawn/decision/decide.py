@@ -53,8 +53,10 @@ def decide(
     checkpoint_step: int | None,
     systemic: bool = False,
     launcher: LauncherView | None = None,
+    no_requeue: bool = False,
 ) -> Decision:
-    """`launcher`: the job's in-job launcher while the job runs (None: it has none, or it ended)."""
+    """`launcher`: the job's in-job launcher while the job runs (None: it has none, or it ended);
+    `no_requeue`: the job asked not to be restarted (NVRx's exit code 93)."""
     same_class = [i for i in history.incidents if i.failure_class == attribution.failure_class]
     occurrence = len(same_class) + 1
     keep = sorted(set(history.excluded_nodes))
@@ -62,8 +64,8 @@ def decide(
     def stop(reason: str) -> Decision:
         return Decision(action=Action.STOP, exclude=keep, reason=reason)
 
-    if launcher is not None and launcher.no_requeue:
-        return stop("the job's step exited 93, NVRx's \"do not requeue\": the job asked not to be restarted")
+    if no_requeue:
+        return stop('the job exited 93, NVRx\'s "do not requeue": it asked not to be restarted')
     if attribution.recoverable_by_restart is False:
         return stop(f"{attribution.failure_class} is not recoverable by restart (pattern {attribution.pattern})")
     max_restarts = runbook.max_restarts if runbook.max_restarts is not None else budgets.max_restarts

@@ -36,6 +36,7 @@ class Interruption(BaseModel):
     verdict: Verdict
     why: str
     ended: bool = False  # Slurm says the attempt is over: a stop withholds its requeue
+    job_restarts: int = 0  # the job's own launcher restarted its workers so often: its budget counts them
 
 
 # What an incident opened before this judgement existed was treated as.
@@ -49,9 +50,12 @@ def judge(
     detections: Sequence["Detection"],
     onset: Callable[[str], Onset | None],
     launcher: LauncherView | None = None,
+    job_restarts: Sequence[str] = (),
 ) -> Interruption:
     """The verdict on one attempt: `onset(pattern)` is what the runbooks say of a pattern's lines;
-    `launcher`, the job's in-job launcher, whose step may end while the job runs on."""
+    `launcher`, the job's in-job launcher, whose step may end while the job runs on;
+    `job_restarts`, the job's own launcher's lines restarting its workers since the suspicion's
+    evidence began (torchrun --max-restarts, NVRx's ft_launcher)."""
     from respawn.wire.incident import DetectionKind  # the incident's types import this module
 
     words = job_state.split()
@@ -65,6 +69,14 @@ def judge(
     if state in ENDED_AS_MEANT:
         return Interruption(
             verdict=Verdict.NOT_INTERRUPTED, why=f"the attempt ended {state}, as its owner or Slurm meant", ended=True
+        )
+    if job_restarts:
+        # Its own launcher recovers it inside the job: requeueing on top would undo that. If it
+        # gives up, the job ends, and that is the interruption Respawn recovers.
+        return Interruption(
+            verdict=Verdict.NOT_INTERRUPTED,
+            why=f"the job's own launcher restarted its workers ({len(job_restarts)}x): {job_restarts[-1][:200]}",
+            job_restarts=len(job_restarts),
         )
     if launcher is not None and launcher.state in (StepState.FAILED, StepState.GIVING_UP):
         # The allocation outlives the step: the launcher saw it end badly and waits (or gives up).

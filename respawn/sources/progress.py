@@ -76,6 +76,9 @@ class ProgressPatterns(BaseModel):
     resumed: list[StepPattern] = Field(default_factory=list)
     saving: list[LinePattern] = Field(default_factory=list)  # a checkpoint save began: expect a pause
     compute: list[TimePattern] = Field(default_factory=list)  # per-rank timers: how stragglers are told apart
+    # The job's own launcher restarting its workers (torchrun --max-restarts, NVRx's ft_launcher):
+    # the failure before it is the job's to recover, not Respawn's.
+    restarting: list[LinePattern] = Field(default_factory=list)
 
     @classmethod
     def load(cls, runbooks: Path = DEFAULT_DIR) -> "ProgressPatterns":
@@ -90,6 +93,7 @@ class ProgressPatterns(BaseModel):
             merged.resumed += part.resumed
             merged.saving += part.saving
             merged.compute += part.compute
+            merged.restarting += part.restarting
         return merged
 
 
@@ -103,6 +107,7 @@ class ProgressReader:
             patterns.resumed,
             patterns.saving,
             patterns.compute,
+            patterns.restarting,
         )
         regexes = [p.regex for kind in kinds for p in kind]
         self._compiled = [_compile(r) for r in regexes]
@@ -116,11 +121,11 @@ class ProgressReader:
             self._set.Compile()
         ranges, at = [], 0
         self._group: list[int] = []  # the group each pattern's number is in (re2 rebuilds groupindex per lookup)
-        for kind, name in zip(kinds, ("step", "step", "step", "", "seconds"), strict=True):
+        for kind, name in zip(kinds, ("step", "step", "step", "", "seconds", ""), strict=True):
             ranges.append(range(at, at + len(kind)))
             at += len(kind)
             self._group += [self._compiled[i].groupindex.get(name, 0) for i in ranges[-1]]
-        self._steps, self._checkpoints, self._resumes, self._savings, self._computes = ranges
+        self._steps, self._checkpoints, self._resumes, self._savings, self._computes, self._restarts = ranges
         self._last: tuple[str | None, bytes, frozenset[int]] = (None, b"", frozenset())
 
     def step(self, line: str) -> int | None:
@@ -135,6 +140,11 @@ class ProgressReader:
     def saving(self, line: str) -> bool:
         _, hits = self._hits(line)
         return any(i in hits for i in self._savings)
+
+    def restarting(self, line: str) -> bool:
+        """Whether the line is the job's own launcher restarting its workers."""
+        _, hits = self._hits(line)
+        return any(i in hits for i in self._restarts)
 
     def compute(self, line: str) -> float | None:
         """The seconds a rank's timer line reports, if it is one: a finite, non-negative

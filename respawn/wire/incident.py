@@ -167,6 +167,8 @@ class Gathered(BaseModel):
     last_step: int | None = None  # the newest training step the attempt reported
     # The job's in-job launcher, read while the job runs: None when it runs none (docs/launcher.md).
     launcher: LauncherView | None = None
+    # Lines of the job's own launcher restarting its workers (torchrun, ft_launcher), at most 20.
+    job_restarts: list[str] = Field(default_factory=list)
 
 
 class AssessRequest(BaseModel):

@@ -14,8 +14,10 @@ acted, until the test opens the gate, so the worker dies inside the requeue.
 """
 
 import asyncio
+import os
 import shlex
 import shutil
+import signal
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
@@ -26,11 +28,14 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 
 from respawn.audit.trail import AuditRow, EventType
 from respawn.config.cluster import ClusterConfig
+from respawn.launcher import channel
+from respawn.launcher.channel import StepState
 from respawn.sandbox import start_slurmctld, start_temporal, stop_slurmctld, stop_temporal
 from respawn.sandbox.lab import Lab
 from respawn.sandbox.labconfig import lab_config
+from respawn.sandbox.workload import submit as submit_module
 from respawn.sandbox.workload.faults import FaultKind, inject
-from respawn.sandbox.workload.submit import submit
+from respawn.sandbox.workload.submit import output_path, submit
 from respawn.services import connect_temporal
 from tests.recovery_stack import Cluster, RespawnProcess, until, write_config
 
@@ -121,6 +126,24 @@ class CrashStack:
         )
         self.jobs.append(job_id)
         return job_id
+
+    def submit_launched(self, monkeypatch: pytest.MonkeyPatch) -> tuple[int, Path]:
+        """The job under the in-job launcher (node3 its spare): its id and channel directory."""
+        monkeypatch.setattr(
+            submit_module, "BATCH_SCRIPT", submit_module.BATCH_SCRIPT.with_name("train_launched.sbatch")
+        )
+        job_id = submit(
+            self.lab,
+            nodes=3,
+            steps=200,
+            checkpoint_every=10,
+            step_seconds=0.3,
+            comment=COMMENT,
+            name="crash-launched",
+            extra_sbatch_args=["--nodelist=node[1-3]", "--export=ALL,RESPAWN_SPARES=1,RESPAWN_WAIT_S=120"],
+        )
+        self.jobs.append(job_id)
+        return job_id, channel.channel_dir(output_path(self.lab, job_id), job_id)
 
     async def fail(self, job_id: int) -> str:
         """Wait for a checkpoint, inject the fault; returns the incident's id."""
@@ -318,3 +341,48 @@ async def test_slurmctld_down_for_30_s_mid_incident_is_retried_until_it_returns(
         f" released in {time.monotonic() - back:.1f} s"
     )
     await assert_recovered_once(stack, iid, job_id)
+
+
+def launcher_pid(job_id: int) -> int:
+    """The in-job launcher of `job_id` (the sandbox's nodes are local processes)."""
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+            environ = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"respawn.workers.launcher" in cmdline and f"SLURM_JOB_ID={job_id}".encode() in environ:
+            return int(entry.name)
+    raise AssertionError(f"no launcher process for job {job_id}")
+
+
+async def test_worker_killed_between_the_instruction_and_its_ack_relaunches_exactly_once(make_stack, monkeypatch):
+    """The launcher is paused once its step failed, so the worker posts its instruction and waits
+    for the ack: killed there, its successor's retry posts the same generation and reads the ack."""
+    stack = make_stack(settle_s=3.0)
+    stack.start()
+    job_id, ch = stack.submit_launched(monkeypatch)
+    iid = await stack.fail(job_id)
+    await until(
+        lambda: (s := channel.read_status(ch)) is not None and s.state == StepState.FAILED, 60, "the step to fail"
+    )
+    launcher = launcher_pid(job_id)
+    os.kill(launcher, signal.SIGSTOP)
+    try:
+        await until(lambda: channel.read_instruction(ch), 60, "the instruction")
+        stack.worker.kill()
+    finally:
+        os.kill(launcher, signal.SIGCONT)
+    assert stack.row(iid, EventType.RELAUNCHED) is None
+    stack.worker.start()
+
+    relaunched = await stack.wait_row(iid, EventType.RELAUNCHED, 90)
+    assert relaunched.details["rung"] == "replace_node" and relaunched.details["generation"] == 1
+    closed = await stack.wait_row(iid, EventType.INCIDENT_CLOSED, 120)
+    assert closed.details["phase"] == "resumed", closed.details
+    status = channel.read_status(ch)
+    assert status is not None and (status.restarts, status.generation) == (1, 1), "relaunched more than once"
+    assert [p.name for p in ch.glob("ack-*.json")] == ["ack-1.json"]
+    job = await stack.cluster.job(job_id)
+    assert (job.state, job.restart_count) == ("RUNNING", 0)
+    assert_no_duplicates(stack.rows(iid))

@@ -59,6 +59,7 @@ TODAY: dict[EventType, dict] = {
         "job_state": "RUNNING",
         "suspected_at_step": 12,
         "last_step": 40,
+        "job_restarts": 1,
     },
     EventType.ATTRIBUTED: {
         "node_implicated": True,

@@ -272,7 +272,7 @@ def test_a_hung_step_that_still_runs_can_be_relaunched():
 
 
 def test_the_do_not_requeue_exit_code_stops_whatever_the_ladder_says():
-    d = decide(hw(), LADDERED, JobHistory(), BUDGETS, WIDE, 10, launcher=waiting(no_requeue=True))
+    d = decide(hw(), LADDERED, JobHistory(), BUDGETS, WIDE, 10, launcher=waiting(), no_requeue=True)
     assert d.action is Action.STOP and "exited 93" in d.reason
 
 

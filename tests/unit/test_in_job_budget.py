@@ -1,0 +1,78 @@
+"""In-job restarts count (issue 14): the real assessment activity over a real audit trail.
+Respawn's own relaunches (RELAUNCHED) and the job's own launcher's restarts (torchrun,
+ft_launcher: on the NOT_INTERRUPTED row of the incident that left the job to it) are
+restarts of the job's budget, and relaunched incidents move the ladder on."""
+
+from datetime import UTC, datetime
+
+from respawn.activities.assessment import AssessmentActivities
+from respawn.audit.details import DecidedDetails, NotInterruptedDetails, RelaunchedDetails
+from respawn.audit.trail import EventType, incident_event
+from respawn.detection.interruption import Verdict, judge
+from respawn.wire.incident import Detection, DetectionKind
+from respawn.wire.launcher import LauncherView, StepState
+from tests.unit.test_job_identity import _request, _services
+
+XID = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus."
+TORCHRUN = (
+    "[2026-12-01 10:00:00,000] torch.distributed.elastic.agent.server.api: [INFO] [default] Worker group FAILED. "
+    "2/3 attempts left; will restart worker group"
+)
+
+
+def _row(services, event: EventType, iid: str, details, **kw) -> None:
+    services.audit.record(
+        incident_event(event, incident_id=iid, cluster="ids", job_id=5, attempt=0, details=details, **kw)
+    )
+
+
+async def test_relaunches_and_the_jobs_own_restarts_spend_the_budget(tmp_path):
+    services = _services(tmp_path)  # budgets.max_restarts: 3
+    for i in (1, 2):  # two Xids on node1 relaunched in the job
+        iid = f"incident-ids-5-0.{i}"
+        _row(services, EventType.DECIDED, iid, DecidedDetails(checkpoint_step=10 * i), acted=True,
+             failure_class="gpu_hardware", nodes=["node1"], action="replace_node")  # fmt: skip
+        _row(services, EventType.RELAUNCHED, iid, RelaunchedDetails(rung="replace_node"), acted=True)
+    request = _request(5, [XID], ["node1", "node2"])
+    request.gathered.evidence.job_state = "RUNNING"
+    request.gathered.launcher = LauncherView(state=StepState.FAILED, step_nodes=["node1"], spares=["node2"])
+    assessment = await AssessmentActivities(services).assess(request)
+    # Occurrence 3 of gpu_hardware (past its replace_node rung: a requeue), 2 of 3 restarts spent.
+    assert assessment.decision.action.value == "restart" and "occurrence 3" in assessment.decision.reason
+
+    # The job's own launcher restarted its workers once, on record: the budget is spent.
+    _row(services, EventType.NOT_INTERRUPTED, "incident-ids-5-0.3", NotInterruptedDetails(job_restarts=1))
+    assessment = await AssessmentActivities(services).assess(request)
+    assert assessment.decision.action.value == "stop" and "retry budget spent: 3 of 3" in assessment.decision.reason
+
+
+async def test_a_job_that_exits_93_is_not_restarted(tmp_path):
+    request = _request(5, [XID], ["node1", "node2"])
+    request.gathered.evidence.exit_code = 93
+    assessment = await AssessmentActivities(_services(tmp_path)).assess(request)
+    assert assessment.decision.action.value == "stop" and "exited 93" in assessment.decision.reason
+
+
+def test_the_jobs_own_launcher_restarting_its_workers_is_not_respawns_interruption(catalogue):
+    crash = Detection(
+        kind=DetectionKind.LOG_LINE, at=datetime(2026, 12, 1, tzinfo=UTC), job_id=5, attempt=0, pattern="xid-fatal"
+    )
+    verdict = judge("RUNNING", 0, 0, [crash], catalogue.onset, job_restarts=[TORCHRUN])
+    assert verdict.verdict is Verdict.NOT_INTERRUPTED and verdict.job_restarts == 1
+    assert "the job's own launcher restarted its workers" in verdict.why
+    # When it gives up the job ends: that is Respawn's to recover.
+    assert judge("FAILED", 0, 0, [crash], catalogue.onset, job_restarts=[TORCHRUN]).verdict is Verdict.CONFIRMED
+
+
+def test_the_elastic_agents_restart_lines_are_read_as_such(tmp_path):
+    progress = _services(tmp_path).progress
+    assert progress.restarting(TORCHRUN)
+    # DLRover's form of the same line, and NVRx ft_launcher's (its agent is torchrun's).
+    assert progress.restarting(
+        "[default] Worker group FAILED, is failure node: False,2/3 attempts left; will restart worker group."
+    )
+    assert progress.restarting(
+        "[INFO] [ft_launcher@n1] [default] Worker group FAILED. 3/5 attempts left; will restart worker group"
+    )
+    assert not progress.restarting("[default] Worker group SUCCEEDED. Waiting 300 seconds for other agents to finish")
+    assert not progress.restarting("Worker group FAILED. 0/3 attempts left")  # it gives up: the job ends
