@@ -382,19 +382,7 @@ class IncidentWorkflow:
                 await workflow.execute_activity_method(SchedulerActivities.drain_nodes, request, **_ACTION)
 
         self._set_phase(Phase.FOLLOWING)
-        follow = FollowRequest(
-            incident_id=iid,
-            cluster=inp.cluster,
-            job_id=inp.job_id,
-            attempt=inp.attempt,
-            log_offset=gathered.log_end,
-            timeout_s=inp.follow_timeout_s,
-        )
-        long_poll = _Options(
-            start_to_close_timeout=timedelta(seconds=inp.follow_timeout_s + 30),
-            heartbeat_timeout=timedelta(seconds=5),
-            retry_policy=_SCHEDULER_RETRY,
-        )
+        follow, long_poll = self._following(iid, inp, gathered.log_end, in_job=False)
         result.next_attempt = await workflow.execute_activity_method(
             FollowActivities.await_next_attempt, follow, **long_poll
         )
@@ -403,6 +391,24 @@ class IncidentWorkflow:
                 FollowActivities.await_progress, follow, **long_poll
             )
         return await self._close(result, Phase.RESUMED if result.resumed else Phase.CLOSED)
+
+    def _following(self, iid: str, inp: IncidentInput, log_offset: int, in_job: bool) -> tuple[FollowRequest, _Options]:
+        """What following the job until it trains again asks, and the long polls' options."""
+        follow = FollowRequest(
+            incident_id=iid,
+            cluster=inp.cluster,
+            job_id=inp.job_id,
+            attempt=inp.attempt,
+            log_offset=log_offset,
+            timeout_s=inp.follow_timeout_s,
+            in_job=in_job,
+        )
+        long_poll = _Options(
+            start_to_close_timeout=timedelta(seconds=inp.follow_timeout_s + 30),
+            heartbeat_timeout=timedelta(seconds=5),
+            retry_policy=_SCHEDULER_RETRY,
+        )
+        return follow, long_poll
 
     async def _relaunch(
         self,
@@ -458,22 +464,8 @@ class IncidentWorkflow:
         result.relaunched = True
         result.log_end = relaunched.log_end if relaunched.log_end is not None else gathered.log_end
         self._set_phase(Phase.FOLLOWING)
-        follow = FollowRequest(
-            incident_id=iid,
-            cluster=inp.cluster,
-            job_id=inp.job_id,
-            attempt=inp.attempt,
-            log_offset=gathered.log_end,
-            timeout_s=inp.follow_timeout_s,
-            in_job=True,
-        )
-        result.resumed = await workflow.execute_activity_method(
-            FollowActivities.await_progress,
-            follow,
-            start_to_close_timeout=timedelta(seconds=inp.follow_timeout_s + 30),
-            heartbeat_timeout=timedelta(seconds=5),
-            retry_policy=_SCHEDULER_RETRY,
-        )
+        follow, long_poll = self._following(iid, inp, gathered.log_end, in_job=True)
+        result.resumed = await workflow.execute_activity_method(FollowActivities.await_progress, follow, **long_poll)
         return await self._close(result, Phase.RESUMED if result.resumed else Phase.CLOSED)
 
     async def _await_confirmation(

@@ -1,5 +1,5 @@
 from respawn.activities.assessment import past_incidents
-from respawn.attribution.runbook import Action, NodeRule, Runbook, Rung
+from respawn.attribution.runbook import Action, Catalogue, NodeRule, Runbook, Rung
 from respawn.audit.trail import AuditRow, EventType
 from respawn.config.cluster import Budgets
 from respawn.decision.decide import JobHistory, JobShape, PastIncident, decide
@@ -287,3 +287,30 @@ def test_in_job_relaunches_count_in_the_budget_and_the_ladder():
     assert d.action is Action.RESTART_EXCLUDING  # occurrence 3: past the replace_node rung
     spent = decide(hw(), LADDERED, history.model_copy(update={"restarts": 3}), BUDGETS, WIDE, 30, launcher=waiting())
     assert spent.action is Action.STOP and "retry budget spent" in spent.reason
+
+
+def test_a_persisting_fault_climbs_the_built_in_ladder_from_the_allocation_to_the_requeue_to_a_stop():
+    """gpu_fault's ladder with a launcher: in place, then (it recurred on n2) on the spare, then (no
+    spare left) the requeue without n2, then the budget of 3 restarts is spent."""
+    book = Catalogue.load().runbook(FailureClass.GPU_FAULT)
+    fault = Attribution(
+        failure_class=FailureClass.GPU_FAULT,
+        cause_layer=CauseLayer.AMBIGUOUS,
+        node_implicated=True,
+        nodes=["n2"],
+        recoverable_by_restart=None,
+        pattern="cuda-launch-failure",
+    )
+    past: list[PastIncident] = []
+    actions = []
+    for restarts, launcher in enumerate([waiting(), waiting(), waiting(spares=()), waiting(spares=())]):
+        history = JobHistory(restarts=restarts, incidents=past)
+        d = decide(fault, book, history, BUDGETS, WIDE, checkpoint_step=10 * (restarts + 1), launcher=launcher)
+        actions.append(d.action)
+        past = [
+            *past,
+            PastIncident(
+                attempt=0, failure_class=FailureClass.GPU_FAULT, nodes=["n2"], checkpoint_step=10 * (restarts + 1)
+            ),
+        ]
+    assert actions == [Action.RESTART_IN_PLACE, Action.REPLACE_NODE, Action.RESTART_EXCLUDING, Action.STOP]
