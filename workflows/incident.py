@@ -204,6 +204,8 @@ class IncidentWorkflow:
                 job_state=first.job_state,
                 mode=inp.mode.value,
                 environment=inp.environment,
+                occurred=first.occurred.astimezone(UTC).isoformat() if first.occurred else None,
+                step_seconds=first.step_seconds,
             ),
         )
 
@@ -285,6 +287,7 @@ class IncidentWorkflow:
                 interruption=assessment.interruption.why if confirming else None,
                 submitted=inp.submitted.astimezone(UTC).isoformat() if inp.submitted else None,
                 fallback=decision.fallback.value if decision.fallback else None,
+                last_step=gathered.last_step,
             ),
         )
         result = IncidentResult(

@@ -56,6 +56,10 @@ class DetectedDetails(EventDetails):
     job_state: str | None = None
     mode: str | None = None
     environment: str | None = None
+    # When the failure occurred (ISO; the row's `at` is when the detector saw it), and the job's
+    # seconds per step then: what the accounting of lost time reads (respawn/audit/cost.py).
+    occurred: str | None = None
+    step_seconds: float | None = None
 
 
 class NotInterruptedDetails(EventDetails):
@@ -98,6 +102,7 @@ class DecidedDetails(EventDetails):
     # The job's submit time (ISO): its decisions are its history, not an older job's under its id.
     submitted: str | None = None
     fallback: str | None = None  # an in-job rung: the job-level rung taken when the relaunch fails
+    last_step: int | None = None  # the newest training step the attempt reported: the work redone since the checkpoint
 
 
 class RelaunchedDetails(EventDetails):

@@ -318,6 +318,7 @@ class Detector:
             stepped=stepped,
             modified=lambda: _modified(path),
             relaunches=relaunches,
+            step_seconds=watch.rhythm.step_seconds() if watch.rhythm is not None else None,
         )
         outcome = rules.judge(job, watch.state, seen, self._rules)
         if outcome.state.relaunches != watch.state.relaunches and watch.rhythm is not None:

@@ -330,6 +330,11 @@ class Rhythm:
             )
         return found
 
+    def step_seconds(self) -> float | None:
+        """The job's seconds per training step lately (median of the recent intervals), if known:
+        what a lost step costs, for the accounting of lost time."""
+        return self._recent_step_time() if self._intervals else None
+
     def _recent_step_time(self) -> float:
         return statistics.median(list(self._intervals)[-self._s.recent :])
 

@@ -99,6 +99,7 @@ class Seen:
     metrics: Mapping[str, NodeFact] = field(default_factory=dict)  # node -> its new fault in the GPU metrics
     findings: Sequence[Finding] = ()  # what the job's rhythm finds wrong (hangs, stragglers)
     stepped: bool = False  # the new lines report a finished training step
+    step_seconds: float | None = None  # the job's seconds per step lately, from its rhythm
     # The job's launcher's relaunch count, read before the lines while the job recovers from
     # a fault (None: not read). Every line of a step it relaunched is then among these lines
     # or earlier ones: the step had exited before the launcher counted the relaunch.
@@ -206,6 +207,8 @@ def judge(job: JobInfo, state: WatchState, seen: Seen, settings: RuleSettings) -
                 submitted=job.submit_time,
                 job_state=job.state,
                 log_offset=state.attempt_offset,
+                occurred=occurred,
+                step_seconds=seen.step_seconds,
                 **fields,
             )
         )

@@ -49,6 +49,10 @@ class Detection(BaseModel):
     # Byte offset in the job's output where this attempt began, so evidence is
     # read from this attempt only.
     log_offset: int = 0
+    # When the failure occurred, as well as the signal tells (the line's own time, the output's
+    # last write, Slurm's end time), and the job's seconds per step then: the accounting of lost time.
+    occurred: datetime | None = None
+    step_seconds: float | None = None
 
 
 class IncidentInput(BaseModel):

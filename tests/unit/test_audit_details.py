@@ -52,6 +52,8 @@ TODAY: dict[EventType, dict] = {
         "job_state": "RUNNING",
         "mode": "action",
         "environment": "demo",
+        "occurred": "2026-06-01T11:59:59.500000+00:00",
+        "step_seconds": 0.5,
     },
     EventType.NOT_INTERRUPTED: {
         "why": "the attempt still ran 30 s after the suspicion",
@@ -87,6 +89,7 @@ TODAY: dict[EventType, dict] = {
         "interruption": "the attempt ended FAILED",
         "submitted": SUBMITTED,
         "fallback": "restart_excluding",
+        "last_step": 37,
     },
     EventType.RELAUNCHED: {
         "rung": "replace_node",

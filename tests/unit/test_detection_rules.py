@@ -75,6 +75,7 @@ def test_a_crash_line_is_one_detection_of_the_attempt_and_opens_its_incident(mat
     assert found.at == NOW and found.log_offset == 120  # the attempt's evidence begins where it was first read
     # The line carries no time of its own: it happened when the job last wrote.
     assert out.opened == (rules.Opened(DetectionKind.LOG_LINE, NOW - timedelta(seconds=2)),)
+    assert found.occurred == NOW - timedelta(seconds=2)  # on the record too: the accounting of lost time
     assert out.state.fault == Fault(at=NOW - timedelta(seconds=2), kind=DetectionKind.LOG_LINE, attempt=0)
     assert out.state.sent == {"line:cuda-launch-failure"} and out.audit == ()
 
