@@ -288,6 +288,9 @@ class IncidentWorkflow:
                 submitted=inp.submitted.astimezone(UTC).isoformat() if inp.submitted else None,
                 fallback=decision.fallback.value if decision.fallback else None,
                 last_step=gathered.last_step,
+                job_nodes=gathered.evidence.nodes,
+                cluster_size=len(gathered.cluster_nodes),
+                launcher=gathered.launcher,
             ),
         )
         result = IncidentResult(

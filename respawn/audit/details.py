@@ -26,6 +26,8 @@ Older and newer rows, on read (`details_of`, `AuditEvent.typed_details`):
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from respawn.wire.launcher import LauncherView
+
 
 class EventDetails(BaseModel):
     """The details of one type of audit event. Unknown keys are refused on write."""
@@ -103,6 +105,11 @@ class DecidedDetails(EventDetails):
     submitted: str | None = None
     fallback: str | None = None  # an in-job rung: the job-level rung taken when the relaunch fails
     last_step: int | None = None  # the newest training step the attempt reported: the work redone since the checkpoint
+    # What deciding again needs besides the attribution (`respawn replay`, respawn/decision/replay.py):
+    # the allocation, the cluster's size, the job's launcher as the decision saw it.
+    job_nodes: list[str] = Field(default_factory=list)
+    cluster_size: int | None = None
+    launcher: LauncherView | None = None
 
 
 class RelaunchedDetails(EventDetails):

@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import NoReturn
 
@@ -109,6 +110,20 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true")
 
     c = command("jobs", _jobs, "list the jobs the detector has seen: enrolled or not, and why", config=True)
+    c.add_argument("--json", action="store_true")
+
+    c = command(
+        "replay",
+        _replay,
+        "decide the recorded incidents again with other runbooks or budgets; print what would change",
+        config=True,
+    )
+    c.add_argument("--runbooks", type=Path, help="a runbooks folder (default: the configuration's)")
+    c.add_argument("--since", default="7d", help="how far back: 30m, 12h, 7d (default 7d)")
+    c.add_argument(
+        "--budget", action="append", default=[], metavar="KEY=VALUE", help="a budget changed, e.g. max_restarts=5"
+    )
+    c.add_argument("--all", action="store_true", help="every incident, not only those whose decision changes")
     c.add_argument("--json", action="store_true")
 
     c = command(
@@ -386,6 +401,45 @@ def _jobs(args: argparse.Namespace) -> int:
         return 0
     _table(rows, ["job_id", "enrolled", "environment", "mode", "reason"])
     return 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime
+
+    from respawn.attribution.runbook import Catalogue
+    from respawn.audit.trail import AuditTrail
+    from respawn.surfaces.replay import read_rows, replay
+
+    config = _config(args)
+    try:
+        since = datetime.now(UTC) - parse_age(args.since)
+        changes = dict(item.split("=", 1) for item in args.budget)
+        budgets = config.budgets.model_validate(config.budgets.model_dump() | changes)
+    except ValueError as exc:
+        print(f"respawn: {' '.join(str(exc).split())[:300]}", file=sys.stderr)
+        return 2
+    catalogue = Catalogue.load(args.runbooks or config.runbooks)
+    results = replay(read_rows(AuditTrail(config.audit_db), config.cluster), catalogue, budgets, since)
+    shown = [r.row() for r in results if args.all or r.changed or not r.replayable]
+    if args.json:
+        _json(shown)
+        return 0
+    _table(shown, ["incident_id", "failure_class", "before", "after", "after_exclude", "why"])
+    changed = sum(r.changed for r in results)
+    stale = sum(not r.replayable for r in results)
+    print(
+        f"\n{len(results)} incidents since {args.since}: {changed} would be decided otherwise, {stale} not replayable"
+    )
+    return 0
+
+
+def parse_age(text: str) -> timedelta:
+    """`30m`, `12h`, `7d` (or seconds as `90s`): how far back a command reads."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    number, unit = text[:-1], text[-1:]
+    if unit not in units or not number.isdigit() or len(number) > 9:
+        raise ValueError(f"not an age: {text!r} (e.g. 30m, 12h, 7d)")
+    return timedelta(seconds=int(number) * units[unit])
 
 
 def _status(args: argparse.Namespace) -> int:

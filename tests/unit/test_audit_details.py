@@ -90,6 +90,18 @@ TODAY: dict[EventType, dict] = {
         "submitted": SUBMITTED,
         "fallback": "restart_excluding",
         "last_step": 37,
+        "job_nodes": ["n1", "n2", "n3"],
+        "cluster_size": 4,
+        "launcher": {
+            "state": "failed",
+            "step_nodes": ["n1", "n2"],
+            "spares": ["n3"],
+            "excluded": [],
+            "exit_code": 137,
+            "restarts": 0,
+            "generation": 0,
+            "no_requeue": False,
+        },
     },
     EventType.RELAUNCHED: {
         "rung": "replace_node",
