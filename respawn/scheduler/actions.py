@@ -9,7 +9,7 @@ these; only what they record and how they report errors differ.
 
 from dataclasses import dataclass
 
-from respawn.scheduler.errors import JobCompleting, JobGone, JobPending
+from respawn.scheduler.errors import JobCompleting, JobGone, JobNotPending, JobPending
 from respawn.scheduler.slurm import JobInfo, Slurm
 from respawn.scheduler.states import ENDED, ENDED_AS_MEANT, REQUEUED_BY_SLURM
 
@@ -66,7 +66,12 @@ async def release(slurm: Slurm, job_id: int) -> Outcome:
         return Outcome(False, f"already {job.state}")
     if job.state_reason.lower() in HELD_REASONS:
         await slurm.release(job_id)
-    await slurm.start_now(job_id)
+    try:
+        await slurm.start_now(job_id)
+    except JobNotPending:
+        # Slurm started it between the release and the start-time update (a storm, issue 17):
+        # the release did its work; nothing failed.
+        return Outcome(True, "released; Slurm started it before the start time was moved")
     return Outcome(True, "released")
 
 
