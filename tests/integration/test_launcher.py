@@ -1,18 +1,18 @@
 """The in-job launcher (respawn/launcher/, docs/launcher.md) on the sandbox cluster: a
-3-node job holding 1 spare runs the DDP trainer under it; the tests play the
-incident's side of the channel (post_instruction, read_ack, read_status)."""
+3-node job holding 1 spare under it, the tests playing the incident's side of the
+channel: what the launcher does when no instruction comes, a task exits 93, or the job
+is cancelled. Relaunches driven by Respawn itself (in place, on the spare, exactly once
+across a worker's death) are tests/e2e/test_layered_recovery.py and test_crash_safety.py;
+their helpers here are shared."""
 
-import re
 from pathlib import Path
 
 import pytest
 
 from respawn.launcher import channel
-from respawn.launcher.channel import Action, Instruction, Status, StepState
+from respawn.launcher.channel import Status, StepState
 from respawn.sandbox import Lab
-from respawn.sandbox.workload import faults
 from respawn.sandbox.workload import submit as submit_module
-from respawn.sandbox.workload.faults import FaultKind
 from respawn.sandbox.workload.submit import output_path, submit
 from respawn.scheduler.slurm import JobInfo, Slurm
 from respawn.scheduler.transport import LocalTransport
@@ -89,18 +89,6 @@ def saved_steps(out: Path) -> list[int]:
     return [int(m["step"]) for line in lines(out) if (m := SAVED.match(line))]
 
 
-async def crash_after_a_checkpoint(lab: Lab, job_id: int, ch: Path) -> int:
-    """Crash node2's rank once a checkpoint is saved; the newest checkpoint's step."""
-    out = output_path(lab, job_id)
-    status = await status_is(ch, StepState.RUNNING, 60, "the step to run")
-    assert (status.step_nodes, status.spares) == (["node1", "node2"], ["node3"])
-    await until(lambda: saved_steps(out), 120, "a checkpoint")
-    faults.inject(lab, job_id, "node2", FaultKind.CRASH)
-    failed = await status_is(ch, StepState.FAILED, 30, "the launcher to see the step fail")
-    assert failed.exit_code not in (None, 0) and failed.waiting_until is not None
-    return max(saved_steps(out))
-
-
 async def resumed_after(out: Path, marker: str, timeout: float = 120) -> dict[int, int]:
     """Each rank's checkpoint step resumed from after the launcher's line `marker`, once
     both ranks trained a step past it."""
@@ -117,49 +105,6 @@ async def resumed_after(out: Path, marker: str, timeout: float = 120) -> dict[in
         return resumed if len(resumed) == 2 and stepped == {0, 1} else None
 
     return await until(probe, timeout, "both ranks to resume and train")
-
-
-async def test_relaunch_in_place_resumes_from_the_checkpoint(
-    sandbox: Lab, monkeypatch: pytest.MonkeyPatch, jobs: list[int], slurm: Slurm
-) -> None:
-    job_id, ch = submit_launched(sandbox, monkeypatch, jobs, wait_s=60)
-    newest = await crash_after_a_checkpoint(sandbox, job_id, ch)
-
-    relaunch = Instruction(incident_id=INCIDENT, generation=1, action=Action.RELAUNCH, reason="rank crash")
-    assert channel.post_instruction(ch, relaunch) is None
-    ack = await until(lambda: channel.read_ack(ch, 1), 30, "the ack")
-    assert ack.done and ack.nodes == ["node1", "node2"] and ack.incident_id == INCIDENT
-    assert await resumed_after(output_path(sandbox, job_id), "instruction 1 from") == {0: newest, 1: newest}
-
-    job = await slurm.job(job_id)
-    assert job.state == "RUNNING" and job.restart_count == 0 and job.nodes == ["node1", "node2", "node3"]
-    status = channel.read_status(ch)
-    assert status is not None and (status.state, status.restarts, status.generation) == (StepState.RUNNING, 1, 1)
-    # The same instruction posted again (a worker that crashed before reading the ack) is not carried out again.
-    assert channel.post_instruction(ch, relaunch) == ack
-
-
-async def test_relaunch_excluding_a_node_runs_on_the_spare(
-    sandbox: Lab, monkeypatch: pytest.MonkeyPatch, jobs: list[int], slurm: Slurm
-) -> None:
-    job_id, ch = submit_launched(sandbox, monkeypatch, jobs, wait_s=60)
-    newest = await crash_after_a_checkpoint(sandbox, job_id, ch)
-
-    exclude = Instruction(incident_id=INCIDENT, generation=1, action=Action.RELAUNCH_EXCLUDING, exclude=["node2"])
-    assert channel.post_instruction(ch, exclude) is None
-    ack = await until(lambda: channel.read_ack(ch, 1), 30, "the ack")
-    assert ack.done and ack.nodes == ["node1", "node3"]
-    out = output_path(sandbox, job_id)
-    assert await resumed_after(out, "instruction 1 from") == {0: newest, 1: newest}
-    after = "\n".join(lines(out)).split("instruction 1 from", 1)[1]
-    assert re.search(r"^\[rank1\]: starting rank 1 world_size 2 node node3 ", after, re.M)
-    assert "node node2 " not in after
-
-    status = channel.read_status(ch)
-    assert status is not None
-    assert (status.step_nodes, status.spares, status.excluded) == (["node1", "node3"], [], ["node2"])
-    job = await slurm.job(job_id)
-    assert job.state == "RUNNING" and job.restart_count == 0
 
 
 def exits_with(tmp_path: Path, code: int) -> Path:
