@@ -11,7 +11,7 @@ from respawn.attribution.hook import consult
 from respawn.audit.details import DecidedDetails, EnrolledDetails, NotInterruptedDetails
 from respawn.audit.trail import AuditRow, EventType
 from respawn.decision.decide import JobHistory, JobShape, PastIncident, decide
-from respawn.decision.ledger import NodeRecord, judge_nodes
+from respawn.decision.ledger import ArrayRecord, NodeRecord, judge_nodes
 from respawn.detection.interruption import judge
 from respawn.launcher.task import EXIT_NO_REQUEUE
 from respawn.services import Services
@@ -51,6 +51,7 @@ class AssessmentActivities:
             attribution = attribution.model_copy(update={"nodes": [n for n in attribution.nodes if n in ours]})
         suspects = attribution.nodes if attribution.node_implicated else []
         record = await asyncio.to_thread(self._node_record, req.incident_id, set(gathered.cluster_nodes))
+        array = await asyncio.to_thread(self._array, req, attribution.failure_class)
         # Nodes the launcher took out of use in the job stay out at a requeue.
         excluded = sorted(set(gathered.excluded_nodes) | set(gathered.launcher.excluded if gathered.launcher else []))
         history = await asyncio.to_thread(self._history, req.incident, excluded)
@@ -71,6 +72,7 @@ class AssessmentActivities:
             # NVRx's "do not requeue": the step under Respawn's launcher, or the job itself, exited 93.
             no_requeue=(gathered.launcher is not None and gathered.launcher.no_requeue)
             or evidence.exit_code == EXIT_NO_REQUEUE,
+            array=array,
         )
         interruption = judge(
             gathered.job_state,
@@ -118,6 +120,30 @@ class AssessmentActivities:
                 if age <= budgets.systemic_window_s:
                     record.in_systemic_window.add(node)
         return record
+
+    def _array(self, req: AssessRequest, failure_class: FailureClass) -> ArrayRecord | None:
+        """For a task of a job array: how many tasks the detector has seen, and how many failed with
+        this class within the systemic window (other incidents' decisions, and this one)."""
+        array_id = req.gathered.array_job_id
+        if array_id is None:
+            return None
+        cluster = self._s.config.cluster
+        since = datetime.now(UTC) - timedelta(seconds=self._s.config.budgets.systemic_window_s)
+        enrolled = self._s.audit.query(cluster=cluster, event_types=[EventType.ENROLLED], limit=100_000)
+        tasks = {r.job_id for r in enrolled if r.detail(EnrolledDetails).array_job_id == array_id}
+        decided = self._s.audit.query(cluster=cluster, event_types=[EventType.DECIDED], since=since, limit=100_000)
+        alike = {
+            r.job_id
+            for r in decided
+            if r.detail(DecidedDetails).array_job_id == array_id
+            and r.failure_class == failure_class.value
+            and r.incident_id != req.incident_id
+        }
+        return ArrayRecord(
+            array_job_id=array_id,
+            tasks=max(len(tasks | {req.incident.job_id}), 1),
+            failed_alike=len(alike | {req.incident.job_id}),
+        )
 
     def _history(self, incident: IncidentInput, excluded: list[str]) -> JobHistory:
         rows = self._s.audit.query(

@@ -105,6 +105,7 @@ class EvidenceActivities:
             last_step=self._last_step(raw),
             launcher=await self._launcher(req, job),
             job_restarts=[t[:500] for t in raw if self._s.progress.restarting(t)][-_JOB_RESTARTS:],
+            array_job_id=job.array_job_id,
         )
 
     async def _launcher(self, req: GatherRequest, job: JobInfo) -> LauncherView | None:

@@ -291,6 +291,7 @@ class IncidentWorkflow:
                 job_nodes=gathered.evidence.nodes,
                 cluster_size=len(gathered.cluster_nodes),
                 launcher=gathered.launcher,
+                array_job_id=gathered.array_job_id,
             ),
         )
         result = IncidentResult(

@@ -48,6 +48,7 @@ class EnrolledDetails(EventDetails):
     # The job's submit time (ISO) seen before its first requeue: tells this job's history
     # from an older job's under the same id (activities/assessment.py).
     submitted: str | None = None
+    array_job_id: int | None = None  # a task of this job array: how many tasks the array has, as seen
 
 
 class DetectedDetails(EventDetails):
@@ -110,6 +111,7 @@ class DecidedDetails(EventDetails):
     job_nodes: list[str] = Field(default_factory=list)
     cluster_size: int | None = None
     launcher: LauncherView | None = None
+    array_job_id: int | None = None  # a task of this array: its tasks failing alike stop it whole
 
 
 class RelaunchedDetails(EventDetails):

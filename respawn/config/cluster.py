@@ -275,6 +275,9 @@ class Budgets(_Strict):
     # system): stop excluding and draining, keep recommending, raise it loudly.
     systemic_node_share: float = Field(default=0.25, gt=0, le=1)
     systemic_window_s: float = Field(default=900.0, gt=0)
+    # A job array whose tasks fail the same way: when at least this share of its tasks (and two)
+    # failed with one class within `systemic_window_s`, recovery stops for the whole array.
+    array_systemic_share: float = Field(default=0.5, gt=0, le=1)
 
 
 class Listen(_Strict):

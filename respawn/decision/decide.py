@@ -7,6 +7,7 @@ from pydantic import BaseModel, Field
 
 from respawn.attribution.runbook import Action, NodeRule, Runbook
 from respawn.config.cluster import Budgets
+from respawn.decision.ledger import ArrayRecord, array_systemic
 from respawn.wire.attribution import Attribution
 from respawn.wire.launcher import LauncherView
 from respawn.wire.taxonomy import FailureClass
@@ -54,9 +55,11 @@ def decide(
     systemic: bool = False,
     launcher: LauncherView | None = None,
     no_requeue: bool = False,
+    array: ArrayRecord | None = None,
 ) -> Decision:
     """`launcher`: the job's in-job launcher while the job runs (None: it has none, or it ended);
-    `no_requeue`: the job asked not to be restarted (NVRx's exit code 93)."""
+    `no_requeue`: the job asked not to be restarted (NVRx's exit code 93); `array`: the job is
+    a task of an array, and how its tasks have failed."""
     same_class = [i for i in history.incidents if i.failure_class == attribution.failure_class]
     occurrence = len(same_class) + 1
     keep = sorted(set(history.excluded_nodes))
@@ -64,6 +67,8 @@ def decide(
     def stop(reason: str) -> Decision:
         return Decision(action=Action.STOP, exclude=keep, reason=reason)
 
+    if (why := array_systemic(array, budgets)) is not None:
+        return stop(why)
     if no_requeue:
         return stop('the job exited 93, NVRx\'s "do not requeue": it asked not to be restarted')
     if attribution.recoverable_by_restart is False:

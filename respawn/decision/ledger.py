@@ -7,6 +7,8 @@ once, the fault is the fabric or the file system, not the nodes: excluding
 them would only shrink the cluster, so Respawn stops isolating and says so.
 """
 
+import math
+
 from pydantic import BaseModel, Field
 
 from respawn.config.cluster import Budgets
@@ -43,4 +45,29 @@ def judge_nodes(
         drain=drain,
         drain_backed=[n for n in drain if n in backed],
         reason=f"implicated in {budgets.node_incidents_to_drain}+ incidents: {', '.join(drain)}" if drain else "",
+    )
+
+
+class ArrayRecord(BaseModel):
+    """A job array's tasks, as the audit trail knows them: how many the detector has seen,
+    and how many failed with the incident's class within the systemic window (this one too)."""
+
+    array_job_id: int
+    tasks: int
+    failed_alike: int
+
+
+def array_systemic(record: ArrayRecord | None, budgets: Budgets) -> str | None:
+    """Why recovery stops for the whole array, or None. A sweep's tasks failing the same way
+    are one fault (the code, the data, the environment), not one per task: requeueing each
+    would spend every task's budget on it."""
+    if record is None:
+        return None
+    needed = max(2, math.ceil(budgets.array_systemic_share * record.tasks))
+    if record.failed_alike < needed:
+        return None
+    return (
+        f"systemic across array {record.array_job_id}: {record.failed_alike} of its {record.tasks} tasks failed "
+        f"the same way within {budgets.systemic_window_s:.0f} s (at least {budgets.array_systemic_share:.0%}): "
+        "recovery stops for the whole array"
     )

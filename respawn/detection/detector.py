@@ -283,6 +283,7 @@ class Detector:
                         "note": enrolment.note,
                         "refused": enrolment.refused,
                         "submitted": first,
+                        "array_job_id": job.array_job_id,
                     },
                 )
             )

@@ -173,6 +173,7 @@ class Gathered(BaseModel):
     launcher: LauncherView | None = None
     # Lines of the job's own launcher restarting its workers (torchrun, ft_launcher), at most 20.
     job_restarts: list[str] = Field(default_factory=list)
+    array_job_id: int | None = None  # the job is a task of this array
 
 
 class AssessRequest(BaseModel):
