@@ -62,6 +62,7 @@ def test_doubling_detection_time_lowers_ettr():
     _, cells = goodput.run(16_384, (base, slower), None, 60, 120, 54, 5)
     assert cells["slower"].median < cells[base.name].median
     assert cells["slower"].model < cells[base.name].model
+    assert cells[base.name].gain == 0 and cells["slower"].gain < 0  # paired with the first profile, seed by seed
 
 
 def test_the_simulation_agrees_with_daly_s_formula():
