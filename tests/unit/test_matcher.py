@@ -16,6 +16,7 @@ FAILURES = [
     ("NVRM: GPU at PCI:0000:61:00: GPU-1234 has fallen off the bus.", "gpu-fallen-off-bus"),
     ("Unable to determine the device handle for GPU 0000:61:00.0: GPU is lost.  Reboot the system", "gpu-lost"),
     ("Unable to determine the device handle for GPU 00000000:3D:00.0: Unknown Error", "gpu-lost"),
+    ("[ 61.2] NVRM: GPU2 _kgspLogRpcTimeout: ************ GSP Timeout ************", "gsp-unresponsive"),
     ("RuntimeError: CUDA error: uncorrectable ECC error encountered", "ecc-uncorrectable"),
     ("E external/xla/stream.cc:99] CUDA_ERROR_ECC_UNCORRECTABLE while syncing", "ecc-uncorrectable"),
     ("nvidia-smi: Pending Row Remapping : Yes", "gpu-reset-required"),
