@@ -335,6 +335,7 @@ FAILURES = [
         "horovod-stall",
     ),
     ("    all_gather_into_tensor (torch/distributed/distributed_c10d.py:2911)", "stack-dump-in-collective"),
+    ("Thread 0x00007f9d3a7fe700 (most recent call first):", "stack-dump-of-threads"),
     # The node's network interface stops sending (sch_generic.c, ipoib_main.c, bond_main.c).
     ("Jun  1 04:00:00 cn31 kernel: NETDEV WATCHDOG: CPU: 7: transmit queue 5 timed out 8192 ms", "netdev-tx-timeout"),
     # slurmctld refusing a submission (slurm_errno.c).
