@@ -83,7 +83,7 @@ FAILURES = [
     ("NET/IB : ibv_poll_cq error: status IBV_WC_RETRY_EXC_ERR", "ib-transport-retry"),
     ("link mlx5_3/1 state DOWN physical_state DISABLED", "ib-port-down"),
     ("        Physical state: Polling", "ib-port-down"),
-    ("Fatal error:  device 'mlx5_2': sys files not found (/sys/class/infiniband/mlx5_2/ports)", "ib-device-absent"),
+    ("Fatal error:  device 'mlx5_2': sys files not found (/sys/class/infiniband/mlx5_2/ports)", "hca-hardware-fault"),
     (
         "gpu3:9:9 [1] NCCL WARN NET/IB : ibv_reg_mr_iova2 failed with error Cannot allocate memory",
         "ib-verbs-call-failed",
