@@ -187,6 +187,13 @@ DECIDED = [
         L.HARDWARE,
         "gpu-lost",
     ),
+    # DCGM's verdict on an NCCL failure (dcgm_errors.h DCGM_FR_NCCL_ERROR, ISOLATE).
+    (
+        "Detected NCCL error: ncclSystemError Recovery action: 3 (DRAIN_AND_RESET).",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "dcgm-health-failure",
+    ),
     # kernel/hung_task.c's second line, and an older soft lockup.
     (
         '[ 2460.1] "echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables this message.',
