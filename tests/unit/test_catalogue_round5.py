@@ -194,6 +194,22 @@ DECIDED = [
         L.HARDWARE,
         "dcgm-health-failure",
     ),
+    # NCCL's RAS report (src/ras/client_support.cc): ranks behind the others, a peer lost.
+    (
+        "#0-0 (27a079b828ff1a75) MISMATCH\n  Communicator ranks have different AllReduce operation counts\n"
+        "  7 ranks have launched up to operation 6650\n"
+        "  Rank 3 has launched up to operation 6649 -- GPU 3 managed by process 1431 on node gpu-a-02",
+        C.HANG,
+        L.AMBIGUOUS,
+        "horovod-stall",
+    ),
+    (
+        "DEAD\n  1 job process is considered dead (unreachable via the RAS network)\n"
+        "  Process 1431 on node gpu-a-02 managing GPU 3",
+        C.COMM_ERROR,
+        L.AMBIGUOUS,
+        "nccl-remote-error",
+    ),
     # kernel/hung_task.c's second line, and an older soft lockup.
     (
         '[ 2460.1] "echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables this message.',
