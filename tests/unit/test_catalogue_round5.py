@@ -210,6 +210,14 @@ DECIDED = [
         L.AMBIGUOUS,
         "nccl-remote-error",
     ),
+    # ProcessGroupNCCL.cpp heartbeatMonitor: a peer flagged a timeout on the store.
+    (
+        "[rank5]:[E0201 10:00:00.000 ProcessGroupNCCL.cpp:1380] [PG 0 Rank 5] Received a global timeout from "
+        "another rank and will start to dump the debug info.",
+        C.COMM_TIMEOUT,
+        L.AMBIGUOUS,
+        "nccl-dump-signal",
+    ),
     # kernel/hung_task.c's second line, and an older soft lockup.
     (
         '[ 2460.1] "echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables this message.',
