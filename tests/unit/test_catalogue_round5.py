@@ -218,6 +218,19 @@ DECIDED = [
         L.AMBIGUOUS,
         "nccl-dump-signal",
     ),
+    # nvidia-resiliency-ext's rank monitor (fault_tolerance/rank_monitor_server.py).
+    (
+        "[Cycle 2] Did not get subsequent heartbeat. Waited 1800.00 seconds.",
+        C.HANG,
+        L.AMBIGUOUS,
+        "horovod-stall",
+    ),
+    (
+        "[Cycle 0] Section 'step' has been open for 612.40 seconds. Timeout is 600.00 seconds.",
+        C.HANG,
+        L.AMBIGUOUS,
+        "horovod-stall",
+    ),
     # kernel/hung_task.c's second line, and an older soft lockup.
     (
         '[ 2460.1] "echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables this message.',
