@@ -345,10 +345,10 @@ FAMILIES = [
     (
         "[2030-02-01T10:00:00.000] error: health_check failed: rc:1 output:ERROR:  nhc:  Health check failed:  "
         "check_hw_ib:  No IB port mlx5_0:1 is ACTIVE",
-        "slurm-health-check",
-        C.NODE_FAILURE,
-        L.HARDWARE,
-    ),
+        "ib-port-down",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+    ),  # NHC's check names the IB port (lbnl_hw.nhc check_hw_ib): the network, not a generic health failure
     (
         "[2030-02-01T10:00:00.000] error: Unable to register: Unable to contact slurm controller (connect failure)",
         "slurm-prolog-failure",

@@ -16,6 +16,7 @@ FAILURES = [
     ("NVRM: GPU at PCI:0000:61:00: GPU-1234 has fallen off the bus.", "gpu-fallen-off-bus"),
     ("Unable to determine the device handle for GPU 0000:61:00.0: GPU is lost.  Reboot the system", "gpu-lost"),
     ("Unable to determine the device handle for GPU 00000000:3D:00.0: Unknown Error", "gpu-lost"),
+    ("[ 61.2] NVRM: GPU2 _kgspLogRpcTimeout: ************ GSP Timeout ************", "gsp-unresponsive"),
     ("RuntimeError: CUDA error: uncorrectable ECC error encountered", "ecc-uncorrectable"),
     ("E external/xla/stream.cc:99] CUDA_ERROR_ECC_UNCORRECTABLE while syncing", "ecc-uncorrectable"),
     ("nvidia-smi: Pending Row Remapping : Yes", "gpu-reset-required"),
@@ -82,6 +83,7 @@ FAILURES = [
     ("NET/IB : ibv_poll_cq error: status IBV_WC_RETRY_EXC_ERR", "ib-transport-retry"),
     ("link mlx5_3/1 state DOWN physical_state DISABLED", "ib-port-down"),
     ("        Physical state: Polling", "ib-port-down"),
+    ("Fatal error:  device 'mlx5_2': sys files not found (/sys/class/infiniband/mlx5_2/ports)", "hca-hardware-fault"),
     (
         "gpu3:9:9 [1] NCCL WARN NET/IB : ibv_reg_mr_iova2 failed with error Cannot allocate memory",
         "ib-verbs-call-failed",
@@ -333,6 +335,7 @@ FAILURES = [
         "horovod-stall",
     ),
     ("    all_gather_into_tensor (torch/distributed/distributed_c10d.py:2911)", "stack-dump-in-collective"),
+    ("Thread 0x00007f9d3a7fe700 (most recent call first):", "stack-dump-of-threads"),
     # The node's network interface stops sending (sch_generic.c, ipoib_main.c, bond_main.c).
     ("Jun  1 04:00:00 cn31 kernel: NETDEV WATCHDOG: CPU: 7: transmit queue 5 timed out 8192 ms", "netdev-tx-timeout"),
     # slurmctld refusing a submission (slurm_errno.c).
