@@ -14,6 +14,7 @@ from respawn.activities.audit import AuditActivities
 from respawn.activities.evidence import EvidenceActivities
 from respawn.activities.follow import FollowActivities
 from respawn.activities.in_job import InJobActivities
+from respawn.activities.probe import ProbeActivities
 from respawn.activities.scheduler import SchedulerActivities
 from respawn.services import Services
 
@@ -26,6 +27,7 @@ def all_activities(services: Services) -> list[Callable[..., Any]]:
     audit = AuditActivities(services)
     advice = AdviceActivities(services)
     in_job = InJobActivities(services)
+    probe = ProbeActivities(services)
     return [
         evidence.gather_evidence,
         assessment.assess,
@@ -39,4 +41,5 @@ def all_activities(services: Services) -> list[Callable[..., Any]]:
         advice.publish_advice,
         advice.await_reconciliation,
         in_job.relaunch_step,
+        probe.probe_nodes,
     ]

@@ -19,6 +19,7 @@ with workflow.unsafe.imports_passed_through():
     from respawn.activities.evidence import EvidenceActivities
     from respawn.activities.follow import FollowActivities
     from respawn.activities.in_job import InJobActivities
+    from respawn.activities.probe import ProbeActivities
     from respawn.activities.scheduler import SchedulerActivities
     from respawn.advisor.advice import AdviceRef, AdviceRequest, Desired, Outcome
     from respawn.attribution.runbook import Action
@@ -54,6 +55,9 @@ with workflow.unsafe.imports_passed_through():
         Override,
         OverrideAction,
         Phase,
+        Probed,
+        ProbeRequest,
+        ProbeVerdict,
         RelaunchRequest,
     )
     from respawn.wire.taxonomy import FailureClass
@@ -108,6 +112,8 @@ _CONFIRM_INTERRUPTION = "confirm-interruption"
 # Patch: the in-job rungs (restart_in_place, replace_node) relaunch the step through the
 # job's launcher, and fall back to the requeue when it is not done (docs/launcher.md).
 _IN_JOB_RUNGS = "in-job-rungs"
+# Patch: a cascade (an error naming no culprit) probes the nodes' slurmd before it waits for Slurm.
+_PROBE_CASCADE = "probe-cascade"
 
 
 @workflow.defn(name="Incident")
@@ -222,7 +228,15 @@ class IncidentWorkflow:
         cascade = assessment.cascade
         if cascade is None:
             cascade = attribution.failure_class in _CASCADES_BEFORE_RUNBOOKS and not attribution.nodes
-        if cascade and inp.cascade_wait_s > 0:
+        probed = None
+        if cascade and inp.cascade_wait_s > 0 and inp.probe_timeout_s > 0 and workflow.patched(_PROBE_CASCADE):
+            # Ask the nodes first: a node whose slurmd does not answer is the dead peer, and
+            # every node answering refutes one; only a probe that cannot tell waits for Slurm.
+            probed = await self._probe(inp, gathered)
+            if probed.verdict is ProbeVerdict.SILENT:
+                gathered, assessment = await self._assess(iid, inp)
+                attribution = assessment.attribution
+        if cascade and inp.cascade_wait_s > 0 and (probed is None or probed.verdict is ProbeVerdict.UNKNOWN):
             # A dead node shows first as its peers' communication errors; Slurm
             # notices the node a few seconds later. Wait for that, bounded.
             try:
@@ -610,6 +624,30 @@ class IncidentWorkflow:
             **_QUICK,
         )
         return gathered, assessment
+
+    async def _probe(self, inp: IncidentInput, gathered: Gathered) -> Probed:
+        """Probe the allocation's nodes; each silent one joins the incident as a node down, as if
+        Slurm had said so (the evidence then names it: respawn/attribution/attribute.py)."""
+        probed = await workflow.execute_activity_method(
+            ProbeActivities.probe_nodes,
+            ProbeRequest(nodes=gathered.evidence.nodes, timeout_s=inp.probe_timeout_s),
+            **_QUICK,
+        )
+        for node in probed.silent:
+            self._detections.append(
+                Detection(
+                    kind=DetectionKind.NODE_DOWN,
+                    at=workflow.now(),
+                    job_id=inp.job_id,
+                    attempt=inp.attempt,
+                    submitted=inp.submitted,
+                    node=node,
+                    line=f"respawn-probe: slurmd on {node} did not answer within {inp.probe_timeout_s:g} s"
+                    f" (answered: {', '.join(probed.answered)})",
+                    log_offset=min(d.log_offset for d in self._detections),
+                )
+            )
+        return probed
 
     def _node_down_seen(self) -> bool:
         return any(d.kind is DetectionKind.NODE_DOWN for d in self._detections)

@@ -308,6 +308,9 @@ class DetectorSettings(_Strict):
     # A communication error is often the echo of a node that died: wait this
     # long for Slurm to notice a dead node before blaming nobody.
     cascade_wait_s: float = Field(default=20.0, ge=0, le=600)
+    # ... unless asking the nodes settles it: each node's slurmd is given this long to answer
+    # a connection (activities/probe.py); 0 turns the probe off.
+    probe_timeout_s: float = Field(default=2.0, ge=0, le=30)
     # A failure-like line in an attempt that still runs is a suspicion: the incident
     # waits this long for the interruption to be confirmed (the attempt ends, stalls,
     # loses a node) before it closes as not interrupted (respawn/detection/interruption.py).

@@ -482,6 +482,7 @@ async def _start_or_signal(
         acting=Acting.CONTROLLER if advisor else Acting.RESPAWN,
         reconcile_timeout_s=config.scheduler.reconcile_timeout_s,
         relaunch_timeout_s=config.detector.relaunch_timeout_s,
+        probe_timeout_s=config.detector.probe_timeout_s,
     )
     try:
         await client.start_workflow(

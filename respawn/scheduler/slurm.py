@@ -87,6 +87,13 @@ class NodeInfo(BaseModel):
     state: NodeState  # base state, lower case: idle, mixed, allocated, down, ...
     flags: list[NodeFlag] = Field(default_factory=list)  # DRAIN, NOT_RESPONDING, COMPLETING, ...
     reason: str = ""
+    address: str | None = None  # where its slurmd listens (NodeAddr); None where Slurm did not say
+    port: int | None = None
+
+    @field_validator("port", mode="before")
+    @classmethod
+    def _a_port(cls, value: object) -> object:
+        return value if isinstance(value, int) and 0 < value < 65536 else None
 
     @field_validator("state", mode="before")
     @classmethod

@@ -74,6 +74,8 @@ class IncidentInput(BaseModel):
     reconcile_timeout_s: float = 300.0
     # An in-job rung: how long the job's launcher is given to acknowledge a relaunch.
     relaunch_timeout_s: float = 60.0
+    # A cascade (an error naming no culprit): how long each node's slurmd is given to answer a probe.
+    probe_timeout_s: float = 2.0
 
     @model_validator(mode="before")
     @classmethod
@@ -191,6 +193,25 @@ class Assessment(BaseModel):
     # Wait for a dead node before deciding: the runbook calls the class a cascade and the
     # evidence names no node. None: assessed before runbooks said so (recorded histories).
     cascade: bool | None = None
+
+
+class ProbeRequest(BaseModel):
+    nodes: list[str]
+    timeout_s: float
+
+
+class ProbeVerdict(StrEnum):
+    SILENT = "silent"  # some nodes answered, these did not: they are the suspects
+    ALL_ANSWERED = "all_answered"  # every node is there: no dead node behind the error
+    UNKNOWN = "unknown"  # none answered (or none could be asked): the probe cannot tell
+
+
+class Probed(BaseModel):
+    verdict: ProbeVerdict
+    silent: list[str] = Field(default_factory=list)
+    answered: list[str] = Field(default_factory=list)
+    unknown: list[str] = Field(default_factory=list)  # not asked: Slurm lists no address for them
+    seconds: float = 0.0
 
 
 class ActionRequest(BaseModel):

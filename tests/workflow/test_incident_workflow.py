@@ -36,6 +36,9 @@ from respawn.wire.incident import (
     Override,
     OverrideAction,
     Phase,
+    Probed,
+    ProbeRequest,
+    ProbeVerdict,
     Resumed,
 )
 from respawn.wire.taxonomy import CauseLayer, FailureClass
@@ -53,12 +56,16 @@ class Fakes:
         nodes: NodeVerdict | None = None,
         interruptions: list[Interruption] | None = None,
         cascade: bool | None = None,
+        probed: Probed | None = None,
     ) -> None:
         self.gone_at = gone_at  # an action that finds the job cancelled by its owner
         self.nodes = nodes or NodeVerdict()
         self._interruptions = interruptions  # the verdict of each assessment in turn (the last one repeats)
         self._cascade = cascade  # what the runbook says (None: as recorded before runbooks said it)
+        # What probing the nodes finds (activities/probe.py); by default it cannot tell, so a cascade waits.
+        self.probed = probed or Probed(verdict=ProbeVerdict.UNKNOWN, unknown=["n1", "n2", "n3"])
         self.requests: dict[str, ActionRequest] = {}
+        self.gathers: list[GatherRequest] = []
         self.calls: list[str] = []
         self.events: list[AuditEvent] = []
         self._attributions = attributions
@@ -68,6 +75,7 @@ class Fakes:
         @activity.defn(name="gather_evidence")
         async def gather(req: GatherRequest) -> Gathered:
             self.calls.append("gather_evidence")
+            self.gathers.append(req)
             return Gathered(
                 evidence=Evidence(cluster="c", job_id=req.job_id, attempt=req.attempt),
                 log_end=100,
@@ -111,6 +119,11 @@ class Fakes:
             self.calls.append("await_progress")
             return Resumed(step=11, resumed_from=10, at=datetime.now(UTC))
 
+        @activity.defn(name="probe_nodes")
+        async def probe(req: ProbeRequest) -> Probed:
+            self.calls.append("probe_nodes")
+            return self.probed
+
         @activity.defn(name="record_event")
         async def record(event: AuditEvent) -> bool:
             self.calls.append(f"record:{event.event_type.value}")
@@ -126,6 +139,7 @@ class Fakes:
             action("drain_nodes"),
             next_attempt,
             progress,
+            probe,
             record,
         ]
 

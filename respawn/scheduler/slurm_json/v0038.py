@@ -28,6 +28,9 @@ def nodes(data: dict[str, Any]) -> list[dict[str, Any]]:
             "state": state,
             "flags": flags,
             "reason": text(raw.get("reason")),
+            # Where its slurmd listens: what a probe of the node asks (activities/probe.py).
+            "address": text(raw.get("address")) or None,
+            "port": integer(raw.get("port")),
         }
     return list(found.values())
 

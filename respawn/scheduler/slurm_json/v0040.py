@@ -39,6 +39,9 @@ def nodes(data: dict[str, Any]) -> list[dict[str, Any]]:
                 "state": state,
                 "flags": flags,
                 "reason": _reason(raw.get("reason")),
+                # Where its slurmd listens: what a probe of the node asks (activities/probe.py).
+                "address": text(raw.get("address")) or None,
+                "port": integer(raw.get("port")),
             }
     for group in data.get("sinfo") or []:  # sinfo [-N] --json
         if not isinstance(group, dict):

@@ -1,0 +1,50 @@
+"""A cascade probes the nodes before it waits for Slurm (issue 17, patch "probe-cascade"): a
+communication error naming no culprit is decided at once when every node answers, blames the
+node whose slurmd is silent, and waits for Slurm's verdict only when the probe cannot tell."""
+
+from temporalio.api.enums.v1 import EventType as HistoryEvent
+
+from respawn.wire.incident import DetectionKind, Probed, ProbeVerdict
+from tests.workflow.test_incident_workflow import COMM, NODE, RESTART, Fakes, run_incident
+
+
+class Recorded:
+    """Keeps the incident's handle (run_incident hands it to an operator), to read its history."""
+
+    handle = None
+
+    async def __call__(self, handle) -> None:
+        self.handle = handle
+
+    async def timers(self) -> int:
+        history = await self.handle.fetch_history()
+        return sum(e.event_type == HistoryEvent.EVENT_TYPE_TIMER_STARTED for e in history.events)
+
+
+async def test_every_node_answering_decides_at_once_without_waiting_for_slurm(env):
+    fakes = Fakes([COMM], RESTART, probed=Probed(verdict=ProbeVerdict.ALL_ANSWERED, answered=["n1", "n2", "n3"]))
+    recorded = Recorded()
+    result = await run_incident(env, fakes, cascade_wait_s=300, operator=recorded)
+    assert result.failure_class == "comm_error" and fakes.calls.count("gather_evidence") == 1
+    assert fakes.calls.index("probe_nodes") < fakes.calls.index("record:decided")
+    assert await recorded.timers() == 1  # the settle timer only: no cascade wait
+
+
+async def test_a_silent_node_is_blamed_as_if_slurm_had_called_it_down(env):
+    fakes = Fakes(
+        [COMM, NODE], RESTART, probed=Probed(verdict=ProbeVerdict.SILENT, silent=["n3"], answered=["n1", "n2"])
+    )
+    recorded = Recorded()
+    result = await run_incident(env, fakes, cascade_wait_s=300, operator=recorded)
+    assert result.failure_class == "node_failure" and fakes.calls.count("gather_evidence") == 2
+    [down] = [d for d in fakes.gathers[1].detections if d.kind is DetectionKind.NODE_DOWN]
+    assert down.node == "n3" and "slurmd on n3 did not answer" in (down.line or "")
+    assert await recorded.timers() == 1
+
+
+async def test_a_probe_that_cannot_tell_waits_for_slurm_as_before(env):
+    fakes = Fakes([COMM], RESTART)  # the default: nobody answered
+    recorded = Recorded()
+    result = await run_incident(env, fakes, cascade_wait_s=300, operator=recorded)
+    assert result.failure_class == "comm_error" and fakes.calls.count("probe_nodes") == 1
+    assert await recorded.timers() == 2  # the settle timer and the cascade wait
