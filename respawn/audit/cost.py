@@ -81,7 +81,8 @@ class IncidentCost(BaseModel):
     failure_class: str | None
     action: str | None
     phase: str  # the phase it closed in; "open" until then
-    interrupted: bool  # False: a suspicion the attempt outlived, or a slowdown nobody acted on: it costs nothing
+    # False: a suspicion the attempt outlived or not yet confirmed, or a slowdown nobody acted on: it costs nothing
+    interrupted: bool
     gpus: int | None
     gpus_basis: GpuBasis
     parts: list[PartCost]
@@ -251,7 +252,10 @@ def _incident(
     closed = _first(rows, EventType.INCIDENT_CLOSED)
     phase = closed.detail(IncidentClosedDetails).phase if closed else "open"
     not_interrupted = _first(rows, EventType.NOT_INTERRUPTED) is not None or phase == "not_interrupted"
-    interrupted = not not_interrupted and (det.kind not in _NO_INTERRUPTION_KINDS or acted is not None)
+    # DECIDED is recorded once the interruption is confirmed (a suspicion waits for it, and may close
+    # not_interrupted): an incident with neither it nor an action awaits confirmation, and counts nothing yet.
+    pending = not not_interrupted and decided is None and acted is None
+    interrupted = not not_interrupted and not pending and (det.kind not in _NO_INTERRUPTION_KINDS or acted is not None)
     common: dict[str, Any] = dict(
         incident_id=detected.incident_id or "",
         job_id=detected.job_id,
@@ -265,6 +269,11 @@ def _incident(
         gpus=gpus,
         gpus_basis=gpus_basis,
     )
+    if pending:
+        why = f"not confirmed an interruption (incident {phase})"
+        return IncidentCost(
+            **common, parts=[_unknown(p, why) for p in PARTS], lost_seconds=0.0, lost_gpu_hours=0.0, complete=False
+        )
     if not interrupted:
         why = "not interrupted" if not_interrupted else f"a {det.kind} nobody acted on: the job trained on"
         parts = [PartCost(part=p, seconds=0.0, gpu_hours=0.0, basis=Basis.MEASURED, note=why) for p in PARTS]

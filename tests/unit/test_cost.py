@@ -456,3 +456,14 @@ def test_the_accounting_setting_is_optional_and_bounded(tmp_path):
         AccountingSettings.model_validate({"gpus_per_node": 0})
     with pytest.raises(ValueError, match="gpu_per_node"):
         AccountingSettings.model_validate({"gpu_per_node": 8})  # a misspelt key is refused
+
+
+def test_a_suspicion_awaiting_confirmation_counts_nothing_yet(audit):
+    iid = f"incident-{CLUSTER}-15-0"
+    _enrol(audit, 15, T0, T0)
+    _row(audit, iid, 15, EventType.DETECTED, FAULT, details={"kind": "log_line", "occurred": FAULT.isoformat()})
+    report = _report(audit, T0, T0 + timedelta(hours=4))
+    [incident] = report.incidents
+    assert not incident.interrupted and incident.phase == "open" and incident.lost_seconds == 0
+    assert all(p.basis is Basis.UNKNOWN and "not confirmed" in p.note for p in incident.parts)
+    assert report.interruptions == 0 and report.jobs[0].end is None
