@@ -143,7 +143,7 @@ class CostReport(BaseModel):
     ettr_weighting: str  # "gpu_hours" or "job_hours"
     interruptions_per_1k_gpu_hours: float | None
     mtbf: list[SizeBucket]
-    gpus_basis: GpuBasis  # assumed when any job's GPUs are (the trail records none)
+    gpus_basis: GpuBasis  # unknown when any job's GPUs are, else assumed (the trail records none)
     notes: list[str] = Field(default_factory=list)
 
 
@@ -548,14 +548,16 @@ def _totals(
             )
         )
 
-    gpus_basis = GpuBasis.ASSUMED if sized or any(c.gpus is not None for c in incidents) else GpuBasis.UNKNOWN
+    bases = {j.gpus_basis for j in jobs} | {c.gpus_basis for c in incidents}
+    gpus_basis = GpuBasis.UNKNOWN if not bases or GpuBasis.UNKNOWN in bases else GpuBasis.ASSUMED
+    said = {
+        GpuBasis.ASSUMED: "GPUs are not recorded: assumed from accounting.gpus_per_node × the allocation's"
+        " nodes, or accounting.job_gpus",
+        GpuBasis.UNKNOWN: "GPUs are not recorded, and unknown for some jobs (no allocation on record, nothing"
+        " configured): set accounting.gpus_per_node (or job_gpus) to have their GPU-hours",
+    }
     notes = [
-        "GPUs are not recorded: "
-        + (
-            "assumed from accounting.gpus_per_node × the allocation's nodes, or accounting.job_gpus"
-            if gpus_basis is GpuBasis.ASSUMED
-            else "set accounting.gpus_per_node (or job_gpus) to have GPU-hours"
-        ),
+        said[gpus_basis],
         "work redone is estimated (steps since the checkpoint × the job's median seconds per step);"
         " the latencies are measured between recorded times",
         "ETTR: productive = wall time since submission (within the range) − the known lost time of its"
