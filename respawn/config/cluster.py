@@ -293,6 +293,18 @@ class TelemetrySettings(_Strict):
     worker: Listen | None = None  # one worker per host, or one config per worker: the port is its own
 
 
+class AccountingSettings(_Strict):
+    """`accounting` in the cluster configuration: what the accounting of lost GPU-hours
+    (respawn/audit/cost.py, docs/cost.md) assumes where the audit trail does not say.
+
+    The audit trail does not record a job's GPUs: a job's are taken as the nodes of its
+    allocation (as its rows name them) times `gpus_per_node`, else `job_gpus`; every
+    figure built on them says the GPUs were assumed."""
+
+    gpus_per_node: int | None = Field(default=None, ge=1, le=1024)
+    job_gpus: int | None = Field(default=None, ge=1, le=10_000_000)  # a job whose allocation no row names
+
+
 class WatchdogSettings(_Strict):
     # A job Respawn holds is released unchanged, to normal scheduling, when no
     # decision released it within this time (worker down, attribution stuck,
@@ -385,6 +397,8 @@ class ClusterConfig(_Strict):
     metrics: MetricsSettings | None = None
     # Respawn's own metrics, served by its processes (docs/metrics.md).
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
+    # What the accounting of lost GPU-hours assumes of a job's GPUs (docs/cost.md).
+    accounting: AccountingSettings = Field(default_factory=AccountingSettings)
     audit_db: Path
     runbooks: Path = DEFAULT_RUNBOOKS
     attribution_hook: AttributionHook | None = None  # optional second opinion (docs/attribution-hook.md)

@@ -67,6 +67,8 @@ class JobInfo(BaseModel):
     start_time: datetime | None = None
     end_time: datetime | None = None  # once ended; None while unfinished (Slurm prints a projection then)
     tasks: int | None = None  # the job's task count: its ranks, when it runs one per task
+    # The allocation's GPUs (its TRES: gres/gpu); None where Slurm names none (or before it is allocated).
+    gpus: int | None = None
     array_job_id: int | None = None
     array_task_id: int | None = None
 

@@ -12,10 +12,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from respawn.attribution.runbook import RunbookError
 from respawn.config.cluster import ClusterConfig, ConfigError, load_config
+
+if TYPE_CHECKING:
+    from respawn.audit.cost import CostReport, Part, PartCost
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -102,6 +105,16 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--job", type=int)
     c.add_argument("--json", action="store_true")
 
+    c = command(
+        "report",
+        _report,
+        "what interruptions cost over a range: lost GPU-hours by part, ETTR, interruptions per"
+        " 1,000 GPU-hours, MTBF per job size (docs/cost.md)",
+        config=True,
+    )
+    c.add_argument("--since", type=_since, default="7d", help="how far back: 30m, 12h, 7d (default 7d)")
+    c.add_argument("--json", action="store_true")
+
     c = command("audit", _audit, "show audit-trail events", config=True)
     c.add_argument("--job", type=int)
     c.add_argument("--type", dest="event_type", action="append", help="event type (repeatable)")
@@ -119,7 +132,7 @@ def _parser() -> argparse.ArgumentParser:
         config=True,
     )
     c.add_argument("--runbooks", type=Path, help="a runbooks folder (default: the configuration's)")
-    c.add_argument("--since", default="7d", help="how far back: 30m, 12h, 7d (default 7d)")
+    c.add_argument("--since", type=_since, default="7d", help="how far back: 30m, 12h, 7d (default 7d)")
     c.add_argument(
         "--budget", action="append", default=[], metavar="KEY=VALUE", help="a budget changed, e.g. max_restarts=5"
     )
@@ -354,6 +367,112 @@ def _incidents(args: argparse.Namespace) -> int:
     return 0
 
 
+def _since(text: str) -> timedelta:
+    from respawn.audit.cost import parse_since
+
+    try:
+        return parse_since(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _report(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime
+
+    from respawn.audit.cost import report_from_trail
+    from respawn.audit.trail import AuditTrail
+
+    config = _config(args)
+    until = datetime.now(UTC)
+    audit = AuditTrail(config.audit_db)
+    try:
+        report = report_from_trail(audit, config.cluster, config.accounting, until - args.since, until)
+    finally:
+        audit.close()
+    if args.json:
+        print(report.model_dump_json(indent=2))
+        return 0
+    _print_report(report)
+    return 0
+
+
+def _print_report(report: "CostReport") -> None:
+    """The cost report for people: totals, the parts, MTBF per job size, the costliest incidents."""
+
+    def num(value: float | None, digits: int = 2) -> str:
+        return "-" if value is None else f"{value:,.{digits}f}"
+
+    print(f"cluster {report.cluster}, {report.since:%Y-%m-%d %H:%M} to {report.until:%Y-%m-%d %H:%M} UTC")
+    print(
+        f"interruptions: {report.interruptions}   lost: {num(report.lost_gpu_hours)} GPU-hours"
+        f" ({num(report.lost_seconds / 3600)} job-hours)   GPUs: {report.gpus_basis.value}"
+    )
+    print(
+        f"ETTR: {num(report.ettr, 4)} (weighted by {report.ettr_weighting})   interruptions per 1,000 GPU-hours:"
+        f" {num(report.interruptions_per_1k_gpu_hours)}   GPU-hours run: {num(report.wall_gpu_hours)}"
+    )
+    print()
+    _table(
+        [
+            {
+                "part": p.part.value,
+                "gpu_hours": num(p.gpu_hours),
+                "job_hours": num(p.seconds / 3600, 3),
+                "share": "-" if p.share is None else f"{p.share:.0%}",
+                "unknown_in": p.incidents_unknown,
+            }
+            for p in report.parts
+        ],
+        ["part", "gpu_hours", "job_hours", "share", "unknown_in"],
+    )
+    print()
+    _table(
+        [
+            {
+                "gpus": b.gpus,
+                "jobs": b.jobs,
+                "interruptions": b.interruptions,
+                "wall_hours": num(b.wall_hours),
+                "mtbf_hours": num(b.mtbf_hours),
+            }
+            for b in report.mtbf
+        ],
+        ["gpus", "jobs", "interruptions", "wall_hours", "mtbf_hours"],
+    )
+    print()
+    costliest = sorted((c for c in report.incidents if c.interrupted), key=lambda c: -c.lost_seconds)[:20]
+    _table(
+        [
+            {
+                "incident_id": c.incident_id,
+                "detected": f"{c.detected_at:%m-%d %H:%M:%S}",
+                "class": c.failure_class,
+                "action": c.action,
+                "gpus": c.gpus,
+                **{p.part.value: _part_cell(p) for p in c.parts},
+                "lost_gpu_h": num(c.lost_gpu_hours),
+            }
+            for c in costliest
+        ],
+        ["incident_id", "detected", "class", "action", "gpus", *(p.value for p in _parts()), "lost_gpu_h"],
+    )
+    for note in report.notes:
+        print(f"note: {note}")
+
+
+def _parts() -> "tuple[Part, ...]":
+    from respawn.audit.cost import PARTS
+
+    return PARTS
+
+
+def _part_cell(part: "PartCost") -> str:
+    """Seconds, marked `~` when estimated and `?` when unknown."""
+    if part.seconds is None:
+        return "?"
+    return f"{'~' if part.basis.value == 'estimated' else ''}{part.seconds:,.1f}s"
+
+
 def _audit(args: argparse.Namespace) -> int:
     from respawn.audit.details import reason_or_detail
     from respawn.audit.trail import AuditTrail, EventType
@@ -412,7 +531,7 @@ def _replay(args: argparse.Namespace) -> int:
 
     config = _config(args)
     try:
-        since = datetime.now(UTC) - parse_age(args.since)
+        since = datetime.now(UTC) - args.since
         changes = dict(item.split("=", 1) for item in args.budget)
         budgets = config.budgets.model_validate(config.budgets.model_dump() | changes)
     except ValueError as exc:
@@ -428,18 +547,9 @@ def _replay(args: argparse.Namespace) -> int:
     changed = sum(r.changed for r in results)
     stale = sum(not r.replayable for r in results)
     print(
-        f"\n{len(results)} incidents since {args.since}: {changed} would be decided otherwise, {stale} not replayable"
+        f"\n{len(results)} incidents since {since:%Y-%m-%d %H:%M} UTC: {changed} would be decided otherwise, {stale} not replayable"
     )
     return 0
-
-
-def parse_age(text: str) -> timedelta:
-    """`30m`, `12h`, `7d` (or seconds as `90s`): how far back a command reads."""
-    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-    number, unit = text[:-1], text[-1:]
-    if unit not in units or not number.isdigit() or len(number) > 9:
-        raise ValueError(f"not an age: {text!r} (e.g. 30m, 12h, 7d)")
-    return timedelta(seconds=int(number) * units[unit])
 
 
 def _status(args: argparse.Namespace) -> int:

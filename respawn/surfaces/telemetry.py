@@ -9,11 +9,19 @@ activity retried after a crash counts nothing twice.
 
 Labels are small closed sets (detection kinds, failure classes, outcomes,
 Slurm commands, error types): never a job id, a node or free text.
+
+The cost gauges (lost GPU-hours by part, ETTR) are the one exception to "where the event
+happens": they are a figure over a window, not an event, so the server (`respawn serve`)
+folds them from the audit trail when it is scraped, at most once a minute (`CostGauges`).
 """
 
 import logging
+import math
+import sqlite3
+import threading
+import time
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,7 +35,7 @@ from respawn.wire.incident import Phase
 from respawn.wire.taxonomy import FailureClass
 
 if TYPE_CHECKING:
-    from respawn.config.cluster import Listen
+    from respawn.config.cluster import ClusterConfig, Listen
     from respawn.services import Services
 
 log = logging.getLogger("respawn.surfaces.telemetry")
@@ -80,6 +88,21 @@ SCHEDULER_ERRORS = Counter(
     "respawn_scheduler_errors_total", "Scheduler (Slurm) calls that failed", ["command", "error"]
 )
 
+# Folded from the audit trail over COST_WINDOW by the server's /metrics (CostGauges, docs/cost.md).
+COST_WINDOW = timedelta(days=7)
+LOST_GPU_HOURS = Gauge(
+    "respawn_lost_gpu_hours",
+    "GPU-hours lost to interruptions over the last 7 days, by part (GPUs assumed from the configuration)",
+    ["part"],
+)
+LOST_SECONDS = Gauge(
+    "respawn_lost_seconds", "Job-seconds lost to interruptions over the last 7 days, by part", ["part"]
+)
+ETTR = Gauge(
+    "respawn_ettr_ratio",
+    "The cluster's effective training time ratio over the last 7 days: productive / wall time (an upper bound)",
+)
+
 ALL = (
     DETECTION_LATENCY,
     ACTION_LATENCY,
@@ -94,6 +117,9 @@ ALL = (
     JOBS_MONITORED,
     DETECTOR_LAG,
     SCHEDULER_ERRORS,
+    LOST_GPU_HOURS,
+    LOST_SECONDS,
+    ETTR,
 )
 
 _CLASSES = {c.value for c in FailureClass}
@@ -138,6 +164,40 @@ def _acted(event: AuditEvent, audit: AuditTrail) -> None:
     if detected:  # its time is the first detection's, as the detector saw it
         detected_kind = detected[0].detail(DetectedDetails).kind or ""
         ACTION_LATENCY.labels(kind=kind(detected_kind)).observe(seconds(detected[0].at, event.at))
+
+
+class CostGauges:
+    """Sets the cost gauges from the audit trail, at most every `every_s` (the server calls
+    `refresh` when it is scraped). A trail that cannot be read leaves them as they were."""
+
+    def __init__(self, config: "ClusterConfig", every_s: float = 60.0) -> None:
+        self._config, self._every_s = config, every_s
+        self._lock = threading.Lock()
+        self._last = float("-inf")
+
+    def refresh(self, now: datetime | None = None) -> None:
+        from respawn.audit.cost import report_from_trail
+
+        with self._lock:
+            if time.monotonic() - self._last < self._every_s:
+                return
+            self._last = time.monotonic()
+            until = now or datetime.now(UTC)
+            try:
+                audit = AuditTrail(self._config.audit_db)
+                try:
+                    report = report_from_trail(
+                        audit, self._config.cluster, self._config.accounting, until - COST_WINDOW, until
+                    )
+                finally:
+                    audit.close()
+            except (sqlite3.Error, OSError) as exc:
+                log.warning("cost gauges not refreshed: cannot read the audit trail: %s", exc)
+                return
+            for part in report.parts:
+                LOST_GPU_HOURS.labels(part=part.part.value).set(part.gpu_hours)
+                LOST_SECONDS.labels(part=part.part.value).set(part.seconds)
+            ETTR.set(math.nan if report.ettr is None else report.ettr)
 
 
 class ErrorCountingTransport:

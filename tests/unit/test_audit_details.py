@@ -39,7 +39,14 @@ SUBMITTED = "2026-03-01T09:00:00+00:00"
 TODAY: dict[EventType, dict] = {
     # respawn/detection/detector.py (_record_enrolment, _job_error, _observe)
     EventType.NOT_ENROLLED: {"reason": "no respawn comment", "submitted": SUBMITTED},
-    EventType.ENROLLED: {"environment": "demo", "mode": "action", "note": "", "refused": None, "submitted": SUBMITTED},
+    EventType.ENROLLED: {
+        "environment": "demo",
+        "mode": "action",
+        "note": "",
+        "refused": None,
+        "submitted": SUBMITTED,
+        "array_job_id": 8,
+    },
     EventType.WATCH_ERROR: {"error": "UnsafeOutput", "detail": "the job's output is a fifo"},
     EventType.JOB_COMPLETED: {"state": "COMPLETED", "exit_code": 0},
     EventType.JOB_ENDED: {"state": "CANCELLED", "exit_code": None},
@@ -102,6 +109,7 @@ TODAY: dict[EventType, dict] = {
             "generation": 0,
             "no_requeue": False,
         },
+        "array_job_id": 8,
     },
     EventType.RELAUNCHED: {
         "rung": "replace_node",

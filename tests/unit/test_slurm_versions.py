@@ -329,3 +329,49 @@ def test_settings_that_would_break_recovery_are_warned_about() -> None:
     assert [w.split()[0] for w in warnings] == ["Slurm", "JobRequeue=0:", "MinJobAge=10", "PrivateData=accounts,jobs:"]
     assert config_warnings(bad | {"AuthInfo": "cred_expire=600"}, "root")[-1].startswith("cred_expire=600 s")
     assert not any("PrivateData" in w for w in config_warnings(bad, "root"))
+
+
+# ---- the allocation's GPUs (issue 15: what an interruption cost) ----
+
+_CAPTURES = {
+    "22.05": ["squeue.json", "squeue-default.json", "squeue-node-down.json", "squeue-requeued-completing.json"],
+    "24.11": [
+        "squeue.json",
+        "squeue-default.json",
+        "squeue-v0.0.40.json",
+        "squeue-v0.0.41.json",
+        "scontrol-job.json",
+        "scontrol-job-1.json",
+    ],
+}
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_sandboxes_jobs_have_no_gpus(version: str) -> None:
+    for name in _CAPTURES[version]:
+        found = parse_squeue_json((folder(version) / name).read_text())
+        assert found and all(j.gpus is None for j in found), name
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize(
+    ("tres", "gpus"),
+    [
+        ("cpu=64,mem=512G,node=8,billing=64,gres/gpu=64", 64),
+        ("cpu=64,node=8,billing=64,gres/gpu:a100=64", 64),
+        ("cpu=16,node=2,gres/gpu=16,gres/gpu:h100=16", 16),  # the total and its typed count: the total
+        ("cpu=16,node=2,gres/gpu:a100=8,gres/gpu:h100=8", 16),
+        ("cpu=2,node=2,billing=2,gres/gpumem=80G", None),  # not a count of GPUs
+        ("cpu=2,node=2,gres/gpu=-1", None),
+        ("cpu=2,node=2,gres/gpu=lots", None),
+        ("", None),
+    ],
+)
+def test_a_jobs_gpus_are_read_from_its_tres_in_every_version(version: str, tres: str, gpus: int | None) -> None:
+    data = json.loads((folder(version) / "squeue.json").read_text())
+    for raw in data["jobs"]:
+        raw["tres_alloc_str"] = tres
+    found = parse_squeue_json(json.dumps(data))
+    assert found and all(j.gpus == gpus for j in found)
+    del data["jobs"][0]["tres_alloc_str"]  # a release that does not print it
+    assert parse_squeue_json(json.dumps(data))[0].gpus is None

@@ -33,6 +33,30 @@ def time(value: Any) -> datetime | None:
     return datetime.fromtimestamp(seconds, tz=UTC) if seconds else None
 
 
+_MOST_GPUS = 10_000_000  # more than any allocation: a larger count is not believed
+
+
+def gpus(value: Any) -> int | None:
+    """The GPUs of an allocation from its TRES string ("cpu=64,node=8,billing=64,gres/gpu=64",
+    or typed: "gres/gpu:a100=64"): the untyped total where printed, else the typed counts
+    summed; None where no GPU is named (or a count does not read as one)."""
+    total, typed, seen = None, 0, False
+    for item in text(value).split(","):
+        key, _, count = item.strip().partition("=")
+        if key != "gres/gpu" and not key.startswith("gres/gpu:"):
+            continue
+        number = integer(count.strip())
+        if number is None or not 0 <= number <= _MOST_GPUS:
+            return None
+        if key == "gres/gpu":
+            total = number
+        else:
+            typed, seen = typed + number, True
+    if total is not None:
+        return total
+    return typed if seen and typed <= _MOST_GPUS else None
+
+
 def expand(value: Any) -> list[str]:
     """A hostlist string ("node[1-2]") or a list of names; malformed text is split on commas."""
     if isinstance(value, list):
@@ -78,6 +102,7 @@ def job_fields(
         "state_description": text(raw.get("state_description")),
         "restart_count": integer(raw.get("restart_cnt")) or 0,
         "tasks": integer(raw.get("tasks")),
+        "gpus": gpus(raw.get("tres_alloc_str")),
         "nodes": nodes,
         "batch_host": text(raw.get("batch_host")) or None,
         "excluded_nodes": expand(raw.get("excluded_nodes")),

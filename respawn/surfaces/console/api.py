@@ -14,6 +14,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Response, status
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from respawn.audit.cost import CostReport, parse_since
 from respawn.scheduler.slurm import MAX_JOB_ID
 from respawn.services import build_services
 from respawn.surfaces.console.view import ConsoleView, IncidentRow, JobFilter, JobRow, Overview, Page, Timeline
@@ -115,6 +116,20 @@ async def timeline(
     if found is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"job {job_id}: neither Slurm nor the audit trail knows it")
     return found
+
+
+@router.get("/api/cost", dependencies=[Depends(require_read)])
+async def cost(
+    view: View,
+    since: Annotated[str, Query(max_length=16, description="how far back: 30m, 12h, 7d")] = "7d",
+) -> CostReport:
+    """Lost GPU-hours by part, ETTR, interruptions per 1,000 GPU-hours and MTBF per job size
+    over the range (docs/cost.md): what `respawn report --json` prints."""
+    try:
+        window = parse_since(since)
+    except ValueError as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"since: {exc}") from None
+    return await view.cost(window)
 
 
 class OverrideRequest(BaseModel):

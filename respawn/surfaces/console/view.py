@@ -10,11 +10,12 @@ thousands of jobs are filtered and paged in microseconds.
 import asyncio
 import logging
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, Field
 
+from respawn.audit.cost import CostReport, report_from_trail
 from respawn.audit.report import AuditSummary, IncidentSummary, JobSummary, describe
 from respawn.audit.trail import AuditTrail
 from respawn.config.cluster import ClusterConfig
@@ -236,6 +237,14 @@ class ConsoleView:
             ],
             next_cursor=str(events[-1].id) if len(events) == limit else None,
         )
+
+    async def cost(self, since: timedelta, now: datetime | None = None) -> CostReport:
+        """Lost GPU-hours, ETTR and failure rates over the last `since` (respawn/audit/cost.py)."""
+        until = now or datetime.now(UTC)
+        async with self._audit_lock:
+            return await asyncio.to_thread(
+                report_from_trail, self._audit, self._config.cluster, self._config.accounting, until - since, until
+            )
 
     def incidents_of(self, job_id: int) -> list[str]:
         summary = self._summary.jobs.get(job_id)

@@ -7,7 +7,7 @@ from fastapi import FastAPI, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from respawn.config.cluster import ClusterConfig
-from respawn.surfaces import console
+from respawn.surfaces import console, telemetry
 from respawn.surfaces.server import advisor
 from respawn.surfaces.server.auth import Tokens
 from respawn.surfaces.server.guard import RequestGuard
@@ -31,6 +31,7 @@ def create_app(config: ClusterConfig) -> FastAPI:
     app.state.config = config
     app.state.tokens = Tokens(config.server.tokens)
     app.state.ingest = ingest
+    cost_gauges = telemetry.CostGauges(config)
 
     @app.get("/healthz", tags=["server"], summary="liveness: no token needed")
     def healthz() -> dict[str, str]:
@@ -40,6 +41,7 @@ def create_app(config: ClusterConfig) -> FastAPI:
     @app.get("/metrics", include_in_schema=False)
     def metrics() -> Response:
         """This process's own metrics (docs/metrics.md); no token: they hold no job ids."""
+        cost_gauges.refresh()  # lost GPU-hours and ETTR, from the audit trail (at most once a minute)
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     app.include_router(advisor.router)
