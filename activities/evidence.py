@@ -106,6 +106,7 @@ class EvidenceActivities:
             launcher=await self._launcher(req, job),
             job_restarts=[t[:500] for t in raw if self._s.progress.restarting(t)][-_JOB_RESTARTS:],
             array_job_id=job.array_job_id,
+            gpus=job.gpus,
         )
 
     async def _launcher(self, req: GatherRequest, job: JobInfo) -> LauncherView | None:

@@ -306,6 +306,7 @@ class IncidentWorkflow:
                 cluster_size=len(gathered.cluster_nodes),
                 launcher=gathered.launcher,
                 array_job_id=gathered.array_job_id,
+                gpus=gathered.gpus,
             ),
         )
         result = IncidentResult(

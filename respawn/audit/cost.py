@@ -60,6 +60,7 @@ class Basis(StrEnum):
 
 
 class GpuBasis(StrEnum):
+    REPORTED = "reported"  # Slurm's allocation, as the incident's decision recorded it (DECIDED.gpus)
     ASSUMED = "assumed"  # from the configuration: nodes × gpus_per_node, or job_gpus
     UNKNOWN = "unknown"  # no allocation on record and nothing configured
 
@@ -408,7 +409,8 @@ def cost_report(
             (len(r.nodes) for r in job_rows if r.event_type in (EventType.ATTEMPT_STARTED, EventType.RELAUNCHED)),
             default=0,
         )
-        gpus, gpus_basis = _job_gpus(allocation, accounting)
+        reported = [g for r in job_rows if r.event_type is EventType.DECIDED and (g := r.detail(DecidedDetails).gpus)]
+        gpus, gpus_basis = (max(reported), GpuBasis.REPORTED) if reported else _job_gpus(allocation, accounting)
         ids = list(dict.fromkeys(r.incident_id for r in job_rows if r.incident_id is not None))
         costs = [c for iid in ids if (c := _incident(by_incident[iid], gpus, gpus_basis)) is not None]
         in_range = [c for c in costs if since <= c.detected_at < until]
@@ -549,10 +551,14 @@ def _totals(
         )
 
     bases = {j.gpus_basis for j in jobs} | {c.gpus_basis for c in incidents}
-    gpus_basis = GpuBasis.UNKNOWN if not bases or GpuBasis.UNKNOWN in bases else GpuBasis.ASSUMED
+    if not bases or GpuBasis.UNKNOWN in bases:
+        gpus_basis = GpuBasis.UNKNOWN
+    else:
+        gpus_basis = GpuBasis.ASSUMED if GpuBasis.ASSUMED in bases else GpuBasis.REPORTED
     said = {
-        GpuBasis.ASSUMED: "GPUs are not recorded: assumed from accounting.gpus_per_node × the allocation's"
-        " nodes, or accounting.job_gpus",
+        GpuBasis.REPORTED: "GPUs as Slurm reported each job's allocation (its incidents' DECIDED rows)",
+        GpuBasis.ASSUMED: "GPUs assumed for some jobs (Slurm reported none for them): accounting.gpus_per_node"
+        " × the allocation's nodes, or accounting.job_gpus",
         GpuBasis.UNKNOWN: "GPUs are not recorded, and unknown for some jobs (no allocation on record, nothing"
         " configured): set accounting.gpus_per_node (or job_gpus) to have their GPU-hours",
     }

@@ -112,6 +112,7 @@ class DecidedDetails(EventDetails):
     cluster_size: int | None = None
     launcher: LauncherView | None = None
     array_job_id: int | None = None  # a task of this array: its tasks failing alike stop it whole
+    gpus: int | None = None  # the allocation's GPUs as Slurm reported them: what lost time costs (audit/cost.py)
 
 
 class RelaunchedDetails(EventDetails):

@@ -176,6 +176,7 @@ class Gathered(BaseModel):
     # Lines of the job's own launcher restarting its workers (torchrun, ft_launcher), at most 20.
     job_restarts: list[str] = Field(default_factory=list)
     array_job_id: int | None = None  # the job is a task of this array
+    gpus: int | None = None  # in the allocation, as Slurm reports it (tres gres/gpu); None: not reported
 
 
 class AssessRequest(BaseModel):

@@ -110,6 +110,7 @@ TODAY: dict[EventType, dict] = {
             "no_requeue": False,
         },
         "array_job_id": 8,
+        "gpus": 24,
     },
     EventType.RELAUNCHED: {
         "rung": "replace_node",

@@ -467,3 +467,13 @@ def test_a_suspicion_awaiting_confirmation_counts_nothing_yet(audit):
     assert not incident.interrupted and incident.phase == "open" and incident.lost_seconds == 0
     assert all(p.basis is Basis.UNKNOWN and "not confirmed" in p.note for p in incident.parts)
     assert report.interruptions == 0 and report.jobs[0].end is None
+
+
+def test_gpus_slurm_reported_for_the_allocation_win_over_the_configured_assumption(audit):
+    iid = _xid_requeued(audit)
+    decided = next(r for r in audit.query(incident_id=iid) if r.event_type is EventType.DECIDED)
+    audit.record(
+        decided.model_copy(update={"key": f"{iid}/decided-gpus", "details": {**decided.details, "gpus": 24}})
+    )
+    [incident] = _report(audit, T0, T0 + timedelta(hours=10)).incidents
+    assert (incident.gpus, incident.gpus_basis) == (24, GpuBasis.REPORTED)
