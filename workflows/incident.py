@@ -212,6 +212,8 @@ class IncidentWorkflow:
                 environment=inp.environment,
                 occurred=first.occurred.astimezone(UTC).isoformat() if first.occurred else None,
                 step_seconds=first.step_seconds,
+                checkpoint_interval_s=first.checkpoint_interval_s,
+                checkpoint_save_s=first.checkpoint_save_s,
             ),
         )
 

@@ -63,6 +63,9 @@ class DetectedDetails(EventDetails):
     # seconds per step then: what the accounting of lost time reads (respawn/audit/cost.py).
     occurred: str | None = None
     step_seconds: float | None = None
+    # ... and between its checkpoints, and how long a save takes: the checkpoint advice's measures.
+    checkpoint_interval_s: float | None = None
+    checkpoint_save_s: float | None = None
 
 
 class NotInterruptedDetails(EventDetails):

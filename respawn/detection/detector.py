@@ -320,6 +320,8 @@ class Detector:
             modified=lambda: _modified(path),
             relaunches=relaunches,
             step_seconds=watch.rhythm.step_seconds() if watch.rhythm is not None else None,
+            checkpoint_interval_s=watch.rhythm.checkpoint_interval_s() if watch.rhythm is not None else None,
+            checkpoint_save_s=watch.rhythm.checkpoint_save_s() if watch.rhythm is not None else None,
         )
         outcome = rules.judge(job, watch.state, seen, self._rules)
         if outcome.state.relaunches != watch.state.relaunches and watch.rhythm is not None:

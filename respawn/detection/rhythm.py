@@ -25,6 +25,7 @@ a hung rank (its process state) is asked by the detector of a node-side probe
 and passed in.
 """
 
+import itertools
 import math
 import statistics
 from collections import deque
@@ -39,6 +40,9 @@ from respawn.wire.evidence import DETECTOR_PREFIX
 
 # Ranks followed when the job's task count is not known: tags above are ignored.
 DEFAULT_MAX_RANKS = 1024
+
+
+_SAVES = 8  # checkpoints remembered for their interval and save time
 
 
 class SignalKind(StrEnum):
@@ -189,6 +193,10 @@ class Rhythm:
         self._saving_since: float | None = None
         self._saved_after: int | None = None  # the step after which a save ran
         self._intervals: deque[float] = deque(maxlen=self._s.window)  # seconds per step
+        # Checkpoints: when each save finished and how long it took (the accounting's and the
+        # checkpoint advice's measures, respawn/decision/checkpointing.py).
+        self._saved_at: deque[float] = deque(maxlen=_SAVES)
+        self._save_seconds: deque[float] = deque(maxlen=_SAVES)
         self._baseline: float | None = None
         self._job_slow_since: float | None = None
 
@@ -216,6 +224,10 @@ class Rhythm:
                 self._saving_since = self._saving_since or now
                 self._saved_after = newest
             else:  # SAVED: the pause is over; the interval that spans it is not rhythm
+                if self._saving_since is not None:
+                    self._save_seconds.append(now - self._saving_since)
+                if not self._saved_at or now > self._saved_at[-1]:
+                    self._saved_at.append(now)  # ranks saving together are one checkpoint
                 self._saving_since = None
         if newest is not None and newest != self._step:
             self._advance(now, newest)
@@ -329,6 +341,16 @@ class Rhythm:
                 )
             )
         return found
+
+    def checkpoint_interval_s(self) -> float | None:
+        """Seconds between the job's checkpoints lately (median), as far as this run has seen two."""
+        if len(self._saved_at) < 2:
+            return None
+        return statistics.median(b - a for a, b in itertools.pairwise(self._saved_at))
+
+    def checkpoint_save_s(self) -> float | None:
+        """How long a checkpoint save takes (median, from 'saving' to 'saved' as the polls saw them)."""
+        return statistics.median(self._save_seconds) if self._save_seconds else None
 
     def step_seconds(self) -> float | None:
         """The job's seconds per training step lately (median of the recent intervals), if known:

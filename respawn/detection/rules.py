@@ -100,6 +100,8 @@ class Seen:
     findings: Sequence[Finding] = ()  # what the job's rhythm finds wrong (hangs, stragglers)
     stepped: bool = False  # the new lines report a finished training step
     step_seconds: float | None = None  # the job's seconds per step lately, from its rhythm
+    checkpoint_interval_s: float | None = None  # ... between its checkpoints, and the save's own
+    checkpoint_save_s: float | None = None
     # The job's launcher's relaunch count, read before the lines while the job recovers from
     # a fault (None: not read). Every line of a step it relaunched is then among these lines
     # or earlier ones: the step had exited before the launcher counted the relaunch.
@@ -209,6 +211,8 @@ def judge(job: JobInfo, state: WatchState, seen: Seen, settings: RuleSettings) -
                 log_offset=state.attempt_offset,
                 occurred=occurred,
                 step_seconds=seen.step_seconds,
+                checkpoint_interval_s=seen.checkpoint_interval_s,
+                checkpoint_save_s=seen.checkpoint_save_s,
                 **fields,
             )
         )

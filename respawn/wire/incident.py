@@ -53,6 +53,8 @@ class Detection(BaseModel):
     # last write, Slurm's end time), and the job's seconds per step then: the accounting of lost time.
     occurred: datetime | None = None
     step_seconds: float | None = None
+    checkpoint_interval_s: float | None = None  # the job's seconds between checkpoints, and a save's own
+    checkpoint_save_s: float | None = None
 
 
 class IncidentInput(BaseModel):

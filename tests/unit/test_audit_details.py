@@ -61,6 +61,8 @@ TODAY: dict[EventType, dict] = {
         "environment": "demo",
         "occurred": "2026-06-01T11:59:59.500000+00:00",
         "step_seconds": 0.5,
+        "checkpoint_interval_s": 300.0,
+        "checkpoint_save_s": 12.5,
     },
     EventType.NOT_INTERRUPTED: {
         "why": "the attempt still ran 30 s after the suspicion",

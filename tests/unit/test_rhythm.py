@@ -299,3 +299,16 @@ def test_throttling_on_the_slow_node_decides_the_straggler(runbooks):
     )
     assert (got.failure_class, got.nodes, got.pattern) == (FailureClass.SLOWDOWN, ["node3"], "dcgm-clocks-throttled")
     assert got.line == throttled
+
+
+def test_the_checkpoint_interval_and_save_time_are_measured_from_the_saves(reader):
+    job = Job(reader)
+    assert job.rhythm.checkpoint_interval_s() is None and job.rhythm.checkpoint_save_s() is None
+    for step in (10, 20, 30):
+        job.train(10)
+        job.say(f"[rank0]: saving checkpoint step {step}")
+        job.silent(4)
+        job.say(f"[rank0]: saved checkpoint step {step} to /ckpt/step-{step}.pt")
+        job.poll()
+    assert job.rhythm.checkpoint_save_s() == pytest.approx(4, abs=0.6)  # as the 0.5 s polls saw it
+    assert job.rhythm.checkpoint_interval_s() == pytest.approx(14.5, abs=1.0)  # 10 s training + the save
