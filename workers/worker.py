@@ -31,6 +31,8 @@ async def run_worker(config: ClusterConfig, stop: asyncio.Event | None = None) -
         # seconds, not the 10 s default.
         sticky_queue_schedule_to_start_timeout=timedelta(seconds=2),
         graceful_shutdown_timeout=timedelta(seconds=5),
+        max_concurrent_activities=config.temporal.max_concurrent_activities,
+        max_concurrent_workflow_tasks=config.temporal.max_concurrent_workflow_tasks,
     )
     try:
         async with worker:

@@ -160,6 +160,13 @@ class TemporalSettings(_Strict):
     task_queue: str | None = None  # default: respawn-<cluster>
     # The Temporal Web UI, for links to incidents (the console puts them in pages: http(s) only).
     ui_url: str = Field(default="http://127.0.0.1:8233", pattern=r"^https?://[^\s]+$")
+    # What one worker runs at once. Most of an incident's activities are long polls that wait
+    # (a heartbeat every few seconds, asyncio, no thread each): in a storm every incident holds
+    # one while it follows its job, so the SDK's default of 100 would queue the 101st incident's
+    # scheduler actions behind others' waiting. Workflow tasks are short; more workers on the
+    # task queue scale both.
+    max_concurrent_activities: int = Field(default=1000, ge=1, le=100_000)
+    max_concurrent_workflow_tasks: int = Field(default=200, ge=2, le=10_000)
 
     def workflow_url(self, workflow_id: str) -> str:
         """The Temporal Web UI's page of a workflow (an incident)."""
@@ -334,6 +341,8 @@ class DetectorSettings(_Strict):
     relaunch_timeout_s: float = Field(default=60.0, gt=0, le=3600)
     # At most this many log detections are signalled per job attempt.
     max_signals_per_attempt: int = Field(default=20, ge=1)
+    # Jobs whose detections are signalled to Temporal at once, in a storm of failures.
+    max_concurrent_deliveries: int = Field(default=32, ge=1, le=1024)
     # Hangs and stragglers, read from the job's progress lines (respawn/detection/rhythm.py).
     progress: ProgressSettings = Field(default_factory=ProgressSettings)
 

@@ -158,6 +158,7 @@ class Detector:
         detections: list[Detection] = []
         kernel_hits = await asyncio.to_thread(self._scan_kernel_logs, nodes)
         metric_hits = await self._metric_hits()
+        outbox: list[tuple[JobInfo, Enrolment, list[Detection]]] = []
         for job in jobs:
             watch = self._watch(job)
             if not isinstance(watch.enrolment, Enrolment):
@@ -170,9 +171,10 @@ class Detector:
             except Exception as exc:  # one job's output must not stop the poll for the others
                 self._job_error(job, watch, exc)
                 continue
-            for detection in found:
-                await self._send(job, watch.enrolment, detection)
+            if found:
+                outbox.append((job, watch.enrolment, found))
             detections += found
+        await self._deliver(outbox)
         live = [self._jobs[j.job_id] for j in jobs if j.state not in ENDED]
         enrolled = sum(isinstance(w.enrolment, Enrolment) for w in live)
         telemetry.JOBS_MONITORED.labels(enrolled="true").set(enrolled)
@@ -220,10 +222,24 @@ class Detector:
                 watch.state, seq=delivery.seq, attempt_offset=max(watch.state.attempt_offset, delivery.log_offset)
             )
 
+    async def _deliver(self, outbox: list[tuple[JobInfo, Enrolment, list[Detection]]]) -> None:
+        """One poll's detections to Temporal, jobs side by side (bounded: a storm of failures
+        reaches Temporal at once, not one signal after another), each job's in its order."""
+        gate = asyncio.Semaphore(self._s.config.detector.max_concurrent_deliveries)
+
+        async def one_job(job: JobInfo, enrolment: Enrolment, found: list[Detection]) -> None:
+            async with gate:
+                for detection in found:
+                    await self._send(job, enrolment, detection)
+
+        await asyncio.gather(*(one_job(*item) for item in outbox))
+
     async def _resend(self) -> None:
         unsent, self._unsent = self._unsent, []
+        by_job: dict[int, tuple[JobInfo, Enrolment, list[Detection]]] = {}
         for job, enrolment, detection in unsent:
-            await self._send(job, enrolment, detection)
+            by_job.setdefault(job.job_id, (job, enrolment, []))[2].append(detection)
+        await self._deliver(list(by_job.values()))
 
     def _watch(self, job: JobInfo) -> _Watch:
         watch = self._jobs.get(job.job_id)

@@ -1,5 +1,6 @@
 """A detection made while Temporal is unreachable is delivered once it is back."""
 
+import asyncio
 from datetime import UTC, datetime
 
 from temporalio.service import RPCError, RPCStatusCode
@@ -48,3 +49,45 @@ async def test_detection_made_while_temporal_is_down_is_sent_at_the_next_poll(tm
     assert temporal.started == ["incident-c1-7-0"]
     await detector._resend()  # delivered once, not again
     assert temporal.started == ["incident-c1-7-0"]
+
+
+class SlowTemporal:
+    """Answers each start after `delay` seconds, counting how many are in flight at once."""
+
+    def __init__(self, delay: float) -> None:
+        self.delay, self.in_flight, self.most = delay, 0, 0
+        self.started: list[str] = []
+
+    async def start_workflow(self, *args, id: str, **kwargs):
+        self.in_flight += 1
+        self.most = max(self.most, self.in_flight)
+        await asyncio.sleep(self.delay)  # the server's latency, not a synchronisation
+        self.in_flight -= 1
+        self.started.append(id)
+
+
+async def test_a_storm_of_failures_reaches_temporal_side_by_side_each_job_in_its_order(tmp_path):
+    config = ClusterConfig.model_validate(
+        {
+            "cluster": "c1",
+            "environments": {"demo": {"max_mode": "action"}},
+            "logs": {"job_output": str(tmp_path / "slurm-{job_id}.out")},
+            "audit_db": str(tmp_path / "audit.db"),
+            "detector": {"max_concurrent_deliveries": 8},
+        }
+    )
+    temporal = SlowTemporal(delay=0.05)
+    detector = Detector(build_services(config), temporal)
+    enrolment = Enrolment(environment="demo", mode=Mode.ACTION)
+    outbox = []
+    for job_id in range(1, 41):
+        job = JobInfo(job_id=job_id, state="FAILED")
+        found = [
+            Detection(kind=kind, at=datetime.now(UTC), job_id=job_id, attempt=0, job_state="FAILED")
+            for kind in (DetectionKind.LOG_LINE, DetectionKind.JOB_ENDED)
+        ]
+        outbox.append((job, enrolment, found))
+    await detector._deliver(outbox)
+    assert len(temporal.started) == 80 and temporal.most == 8  # bounded, and side by side
+    # Within a job, the detections went in the order they were made (one after the other).
+    assert all(temporal.started.count(f"incident-c1-{j}-0") == 2 for j in range(1, 41))
