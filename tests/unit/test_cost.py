@@ -472,8 +472,6 @@ def test_a_suspicion_awaiting_confirmation_counts_nothing_yet(audit):
 def test_gpus_slurm_reported_for_the_allocation_win_over_the_configured_assumption(audit):
     iid = _xid_requeued(audit)
     decided = next(r for r in audit.query(incident_id=iid) if r.event_type is EventType.DECIDED)
-    audit.record(
-        decided.model_copy(update={"key": f"{iid}/decided-gpus", "details": {**decided.details, "gpus": 24}})
-    )
+    audit.record(decided.model_copy(update={"key": f"{iid}/decided-gpus", "details": {**decided.details, "gpus": 24}}))
     [incident] = _report(audit, T0, T0 + timedelta(hours=10)).incidents
     assert (incident.gpus, incident.gpus_basis) == (24, GpuBasis.REPORTED)
