@@ -33,7 +33,7 @@ from respawn.config.cluster import ClusterConfig, MetricsSettings
 from respawn.scheduler import hostlist, slurm_json
 from respawn.scheduler.slurm import JobInfo, NodeInfo, Slurm
 from respawn.scheduler.slurm_json.common import integer
-from respawn.scheduler.states import JobState
+from respawn.scheduler.states import ENDED, JobState
 from respawn.sources import gpu_metrics
 from respawn.sources.joblog import UnsafeOutput, tail_lines
 from respawn.surfaces.status import _reason, _respawn_user, _scheduler, config_warnings
@@ -163,9 +163,23 @@ def comments_verdict(jobs_data: dict[str, Any], settings: dict[str, str], user: 
     return _v(name, Status.PASS, f"comments are printed ({commented} of {len(jobs)} jobs carry one)")
 
 
-def requeue_verdict(settings: Mapping[str, str], partitions: Mapping[str, Mapping[str, str]]) -> Verdict:
-    """Whether Slurm lets Respawn requeue a job, and its partitions run a requeued job again."""
+def requeue_verdict(
+    settings: Mapping[str, str], partitions: Mapping[str, Mapping[str, str]], jobs: Iterable[JobInfo] = ()
+) -> Verdict:
+    """Whether Slurm lets Respawn requeue a job, its partitions run a requeued job again, and the
+    enrolled jobs that have not ended may be requeued. (Slurm has no per-partition requeue switch:
+    JobRequeue is the cluster's default, --requeue/--no-requeue the job's.)"""
     name = "slurm.requeue"
+    fixed = sorted(j.job_id for j in jobs if _enrolled(j) and not j.requeue and j.state not in ENDED)
+    if fixed:
+        shown = ", ".join(map(str, fixed[:10])) + (f" and {len(fixed) - 10} more" if len(fixed) > 10 else "")
+        return _v(
+            name,
+            Status.WARN,
+            f"enrolled jobs {shown} cannot be requeued (submitted with --no-requeue, or JobRequeue=0 without"
+            " --requeue): a restart rung stops them instead",
+            "submit enrolled jobs with --requeue",
+        )
     if settings.get("JobRequeue", "1").strip() == "0":
         return _v(
             name,
@@ -207,7 +221,7 @@ def _readable(path: Path, owner_uid: int | None) -> str | None:
     except OSError as exc:
         return exc.strerror or type(exc).__name__
     try:
-        tail_lines(path, 1, owner_uid=owner_uid)
+        tail_lines(path, 1, 4096, owner_uid=owner_uid)  # a look, not a read: thousands of nodes
     except UnsafeOutput as exc:
         return exc.reason
     return None
@@ -382,6 +396,8 @@ def prometheus_verdicts(view: PrometheusView, nodes: list[str]) -> list[Verdict]
 def label_verdict(view: PrometheusView, nodes: list[str]) -> Verdict:
     name = "prometheus.labels"
     known = set(nodes)
+    if not known:
+        return _v(name, Status.SKIP, "needs Slurm's node names, which did not come")
     labelled = {s[view.label] for s in view.xid_series if view.label in s}
     matched = labelled & known
     fits = _labels_holding_nodes(view.xid_series, known)
@@ -616,7 +632,7 @@ async def run_checks(
             output_verdict("slurm.nodes", view.nodes_what, "nodes", view.nodes_data),
             version_verdict(view.settings, view.jobs_data),
             comments_verdict(view.jobs_data, view.settings, _respawn_user(config)),
-            requeue_verdict(view.settings, view.partitions),
+            requeue_verdict(view.settings, view.partitions, view.jobs),
         ]
 
     async def log_checks() -> list[Verdict]:
@@ -682,4 +698,4 @@ def version_verdict(settings: dict[str, str], jobs_data: dict[str, Any]) -> Verd
         )
     if untested:
         return _v("slurm.version", Status.WARN, untested[0], "see README, 'Supported Slurm'")
-    return _v("slurm.version", Status.PASS, f"Slurm {release}, JSON {version}: a tested release")
+    return _v("slurm.version", Status.PASS, f"Slurm {release or '?'}, JSON {version}: a tested release")

@@ -131,6 +131,10 @@ def test_requeue_needs_job_requeue_and_partitions_that_run_jobs():
     assert requeue_verdict({"JobRequeue": "1"}, up).status is Status.PASS
     off = requeue_verdict({"JobRequeue": "0"}, up)
     assert off.status is Status.WARN and "--requeue" in off.fix
+    # An enrolled job that may not be requeued is named; one that ended, or did not enrol, is not.
+    jobs = [_job(3), _job(4).model_copy(update={"requeue": True}), _job(5, comment=""), _job(6, state="FAILED")]
+    fixed = requeue_verdict({"JobRequeue": "1"}, up, jobs)
+    assert fixed.status is Status.WARN and fixed.why.startswith("enrolled jobs 3 cannot be requeued")
     down = requeue_verdict({"JobRequeue": "1"}, parse_partitions("PartitionName=gpu State=DOWN\n"))
     assert down.status is Status.WARN and "gpu (DOWN)" in down.why and "State=UP" in down.fix
 
@@ -245,6 +249,8 @@ def test_a_node_label_with_other_values_says_so_and_how_to_relabel():
     assert labels.status is Status.FAIL
     assert labels.why.startswith("label instance holds node1:9400, node2:9400, node3:9400, not Slurm's node names")
     assert "relabel_config" in labels.fix
+    _, unknown = prometheus_verdicts(PrometheusView({XID, *CLOCKS}, _series(), "Hostname"), [])
+    assert unknown.status is Status.SKIP  # without Slurm's node names there is nothing to compare
     _, partly = prometheus_verdicts(PrometheusView({XID, *CLOCKS}, _series(values=NODES[:2]), "Hostname"), NODES)
     assert partly.status is Status.WARN and "no Xid series for node3" in partly.why
 
