@@ -612,7 +612,7 @@ async def _bounded(
 
 
 _SLURM_CHECKS = ["slurm.jobs", "slurm.nodes", "slurm.version", "slurm.comments", "slurm.requeue"]
-_SLURM_NEEDERS = ["logs.job_output", "logs.kernel_log"]
+_SLURM_NEEDERS = ["logs.job_output", "logs.kernel_log"]  # the files named by Slurm's jobs and nodes
 
 
 async def run_checks(
@@ -638,8 +638,17 @@ async def run_checks(
     async def log_checks() -> list[Verdict]:
         try:
             view = await reading
-        except Exception:
-            return [_v(n, Status.SKIP, "needs Slurm's jobs and nodes, which did not answer") for n in _SLURM_NEEDERS]
+        except Exception:  # the patterns can still be judged; the files need Slurm's jobs and nodes
+            return [
+                _v(name, Status.FAIL, error) if error else _v(name, Status.SKIP, "needs Slurm's jobs and nodes")
+                for name, error in (
+                    ("logs.job_output", _pattern_error(config.logs.job_output, "job_id", "logs.job_output")),
+                    (
+                        "logs.kernel_log",
+                        config.logs.kernel_log and _pattern_error(config.logs.kernel_log, "node", "logs.kernel_log"),
+                    ),
+                )
+            ]
         jobs = view.jobs + view.extra_job
         return await asyncio.to_thread(
             lambda: [

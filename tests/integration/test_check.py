@@ -109,10 +109,11 @@ def running_job(sandbox: Lab) -> Iterator[int]:
         subprocess.run(["scancel", str(job_id)], env=sandbox.env(), timeout=30, check=False)
 
 
-def _check(config: ClusterConfig, path: Path, job_id: int) -> tuple[int, dict[str, dict]]:
+def _check(config: ClusterConfig, path: Path, job_id: int | None, *extra: str) -> tuple[int, dict[str, dict]]:
     write_config(config, path)
+    job = [] if job_id is None else ["--job", str(job_id)]
     result = subprocess.run(
-        [sys.executable, "-m", "respawn.surfaces.cli", "check", "--config", str(path), "--json", "--job", str(job_id)],
+        [sys.executable, "-m", "respawn.surfaces.cli", "check", "--config", str(path), "--json", *job, *extra],
         capture_output=True,
         text=True,
         timeout=60,
@@ -124,6 +125,38 @@ def _check(config: ClusterConfig, path: Path, job_id: int) -> tuple[int, dict[st
 
 def _with(config: ClusterConfig, **sections) -> ClusterConfig:
     return ClusterConfig.model_validate(config.model_dump(mode="json") | sections)
+
+
+def test_with_nothing_answering_each_check_fails_within_its_timeout_and_the_patterns_are_still_judged(tmp_path):
+    (tmp_path / "no-slurm").mkdir()
+    config = ClusterConfig.model_validate(
+        {
+            "cluster": "nowhere",
+            "environments": {"e": {}},
+            "temporal": {"address": f"127.0.0.1:{_free_port()}"},
+            "scheduler": {"slurm_bin_dir": str(tmp_path / "no-slurm")},
+            "logs": {"job_output": str(tmp_path / "slurm-%j.out"), "kernel_log": str(tmp_path / "{node}.log")},
+            "metrics": {"prometheus_url": f"http://127.0.0.1:{_free_port()}"},
+            "audit_db": str(tmp_path / "audit.db"),
+        }
+    )
+    began = time.monotonic()
+    rc, checks = _check(config, tmp_path / "nowhere.yaml", None, "--timeout", "2")
+    assert time.monotonic() - began < 15 and rc == 1
+    statuses = {name: c["status"] for name, c in checks.items()}
+    assert statuses == {
+        **dict.fromkeys(["slurm.jobs", "slurm.nodes", "slurm.version", "slurm.comments", "slurm.requeue"], "fail"),
+        "logs.job_output": "fail",
+        "logs.kernel_log": "skip",
+        "prometheus.series": "fail",
+        "prometheus.labels": "fail",
+        "temporal.namespace": "fail",
+        "temporal.search_attributes": "fail",
+        "audit": "pass",
+    }
+    assert "cannot run" in checks["slurm.jobs"]["why"]
+    assert "has no {job_id} (%j is Slurm's syntax" in checks["logs.job_output"]["why"]
+    assert "refused" in checks["temporal.namespace"]["why"].lower()
 
 
 def test_the_sandbox_s_configuration_passes_every_check(sandbox, running_job, tmp_path):
