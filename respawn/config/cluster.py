@@ -67,6 +67,9 @@ class MetricsSettings(BaseModel):
     prometheus_url: str = Field(pattern=r"^https?://\S+$")
     timeout_s: float = Field(default=2.0, gt=0, le=60)  # per query: past it, evidence is log-only
     poll_interval_s: float = Field(default=2.0, gt=0, le=600)  # how often the detector reads the Xids
+    # The label holding the Slurm node name on DCGM's series: dcgm-exporter's `Hostname`, or whatever
+    # the site's relabelling keeps (e.g. `instance`, `node`); `respawn check` says which one fits.
+    node_label: str = Field(default="Hostname", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
 
 class StoppedTaskCheck(StrEnum):

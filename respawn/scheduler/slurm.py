@@ -132,6 +132,16 @@ def parse_config(text: str) -> dict[str, str]:
     return settings
 
 
+def parse_partitions(text: str) -> dict[str, dict[str, str]]:
+    """`scontrol show partition -o` text: one partition a line, `Key=Value` words (no value holds a space)."""
+    partitions: dict[str, dict[str, str]] = {}
+    for line in text.splitlines():
+        settings = dict(word.partition("=")[::2] for word in line.split() if "=" in word)
+        if settings.get("PartitionName"):
+            partitions.setdefault(settings["PartitionName"], settings)
+    return partitions
+
+
 class Slurm:
     """The operations recovery needs, over any transport (local or ssh)."""
 
@@ -144,8 +154,12 @@ class Slurm:
     async def jobs(self) -> list[JobInfo]:
         """Every job the controller knows, including those that ended in the last MinJobAge seconds
         (24.11 lists those only with `-t all`; 22.05 ignores the option and lists them anyway)."""
-        data = await self._json(["squeue", "--json", "--states=all"], "squeue --json", "jobs")
-        return [JobInfo(**fields) for fields in slurm_json.jobs(data, "squeue --json")]
+        what, data = await self.jobs_output()
+        return [JobInfo(**fields) for fields in slurm_json.jobs(data, what)]
+
+    async def jobs_output(self) -> tuple[str, dict[str, Any]]:
+        """The output `jobs()` reads, as printed (a version a reader knows), and what printed it."""
+        return "squeue --json", await self._json(["squeue", "--json", "--states=all"], "squeue --json", "jobs")
 
     async def job(self, job_id: int) -> JobInfo:
         wanted = int(_job_id(job_id))
@@ -188,12 +202,17 @@ class Slurm:
     async def nodes(self) -> list[NodeInfo]:
         """Every node with its own state, flags and reason (24.11's `sinfo --json` groups nodes,
         merging reasons, so there it is `scontrol show node --json`)."""
+        what, data = await self.nodes_output()
+        return [NodeInfo(**fields) for fields in slurm_json.nodes(data, what)]
+
+    async def nodes_output(self) -> tuple[str, dict[str, Any]]:
+        """The output `nodes()` reads, as printed (a version a reader knows), and what printed it."""
         if not self._has_scontrol_json():
             data = await self._json(["sinfo", "--json"], "sinfo --json", "nodes")
             if not self._has_scontrol_json():
-                return [NodeInfo(**fields) for fields in slurm_json.nodes(data, "sinfo --json")]
+                return "sinfo --json", data
         data = await self._json(["scontrol", "show", "node", "--json"], "scontrol show node", "nodes")
-        return [NodeInfo(**fields) for fields in slurm_json.nodes(data, "scontrol show node --json")]
+        return "scontrol show node --json", data
 
     async def node(self, name: str) -> NodeInfo:
         wanted = _node_name(name)
@@ -205,6 +224,10 @@ class Slurm:
     async def config(self) -> dict[str, str]:
         """The controller's running configuration (`scontrol show config`), key -> value as printed."""
         return parse_config((await self._run(["scontrol", "show", "config"])).stdout)
+
+    async def partitions(self) -> dict[str, dict[str, str]]:
+        """Each partition's settings (`scontrol show partition -o`), name -> key -> value as printed."""
+        return parse_partitions((await self._run(["scontrol", "show", "partition", "-o"])).stdout)
 
     async def drain(self, node: str, reason: str) -> None:
         """Keep new jobs off `node`; a job running there carries on."""

@@ -1,6 +1,7 @@
 """GPU metrics through Prometheus: what DCGM says about a job's nodes.
 
-DCGM-exporter's series (labelled `Hostname` and `gpu`) are read two ways:
+DCGM-exporter's series (labelled `Hostname` and `gpu`; the node's label is
+`metrics.node_label`, for sites whose relabelling keeps another) are read two ways:
 
 - by the detector, `XidWatch`: a GPU's `DCGM_FI_DEV_XID_ERRORS` (the last Xid
   it raised) changing is news, like a fatal line in its node's kernel log.
@@ -69,6 +70,7 @@ class GpuMetrics:
         from urllib3.util.retry import Retry
 
         self._timeout = settings.timeout_s
+        self._node_label = settings.node_label  # a label name (the settings' pattern): safe in PromQL
         # No retries: a caller that cannot wait gets an answer within the timeout.
         # read=False: a read timeout is raised as itself, not as a connection error.
         retry = Retry(total=0, read=False, raise_on_status=False)
@@ -84,9 +86,9 @@ class GpuMetrics:
         samples = []
         for series in result or []:
             labels, (_, value) = series.get("metric", {}), series.get("value", (0, "nan"))
-            if "Hostname" in labels:
+            if self._node_label in labels:
                 samples.append(
-                    (Gpu(labels["Hostname"], labels.get("gpu", "?")), labels.get("__name__", ""), float(value))
+                    (Gpu(labels[self._node_label], labels.get("gpu", "?")), labels.get("__name__", ""), float(value))
                 )
         return samples
 
@@ -101,14 +103,14 @@ class GpuMetrics:
         lines: list[tuple[str, str]] = []
         if nodes:
             window = int(min(max(since_s, _WINDOW_MIN_S), _WINDOW_MAX_S))
-            selector = f'{XID}{{Hostname=~"{_any_of(nodes)}"}}'
+            selector = f'{XID}{{{self._node_label}=~"{_any_of(nodes)}"}}'
             changed = f"{selector} > 0 and changes({selector}[{window}s]) > 0"
             for gpu, _, value in sorted(self.query(changed), key=lambda s: (s[0].node, s[0].gpu)):
                 lines.append((gpu.node, xid_line(gpu, int(value), f"changed within the last {window} s")))
         if slow:
             names = "|".join(CLOCKS)
             readings: dict[Gpu, dict[str, float]] = {}
-            for gpu, name, value in self.query(f'{{__name__=~"{names}",Hostname=~"{_any_of(slow)}"}}'):
+            for gpu, name, value in self.query(f'{{__name__=~"{names}",{self._node_label}=~"{_any_of(slow)}"}}'):
                 readings.setdefault(gpu, {})[name] = value
             for gpu, values in sorted(readings.items(), key=lambda r: (r[0].node, r[0].gpu)):
                 lines.append((gpu.node, clocks_line(gpu, values)))

@@ -149,6 +149,23 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true")
     c.add_argument("--timeout", type=float, default=3.0, help="seconds each check may take (default 3)")
 
+    c = command(
+        "check",
+        _check,
+        "check the signals Respawn reads (Slurm, logs, Prometheus, Temporal, the audit store) before the first"
+        " job: pass, warn or fail, why, and how to fix it (exit 1: something failed; docs/check.md)",
+        config=True,
+    )
+    c.add_argument("--json", action="store_true")
+    c.add_argument("--timeout", type=float, default=10.0, help="seconds each check may take (default 10)")
+    c.add_argument("--job", type=int, default=None, help="the job whose output to look for (default: a running one)")
+    c.add_argument(
+        "--kernel-log-age",
+        type=_since,
+        default="24h",
+        help="a kernel log older than this warns: 30m, 12h, 7d (default 24h)",
+    )
+
     c = command("override", _override, "take over a job's open incident by hand", config=True)
     c.add_argument("job", type=int)
     what = c.add_mutually_exclusive_group(required=True)
@@ -575,6 +592,29 @@ def _status(args: argparse.Namespace) -> int:
         print(f"\nopen incidents: {len(result['open_incidents'])}")
         if result["open_incidents"]:
             _table(result["open_incidents"], ["incident_id", "opened", "failure_class", "nodes", "action"])
+    _leave(0 if result["ok"] else 1)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from respawn.surfaces.check import run_checks
+
+    if args.timeout <= 0:
+        print("respawn check: --timeout must be positive", file=sys.stderr)
+        return 2
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per query would bury the table
+    result = asyncio.run(run_checks(_config(args), args.timeout, args.job, args.kernel_log_age.total_seconds()))
+    if args.json:
+        _json(result)
+    else:
+        checks = result["checks"]
+        width = max(len(c["name"]) for c in checks)
+        print(f"{'CHECK'.ljust(width)}  STATUS  WHY")
+        for c in checks:
+            print(f"{c['name'].ljust(width)}  {c['status'].upper().ljust(6)}  {c['why']}")
+            if c["fix"] and c["status"] in ("warn", "fail"):
+                print(f"{''.ljust(width)}          fix: {c['fix']}")
+        counts = {s: sum(c["status"] == s for c in checks) for s in ("pass", "warn", "fail", "skip")}
+        print("\n" + ", ".join(f"{n} {s}" for s, n in counts.items()))
     _leave(0 if result["ok"] else 1)
 
 
