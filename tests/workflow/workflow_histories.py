@@ -8,7 +8,7 @@ tests/data/histories/README.md.
 
     RESPAWN_RECORD_HISTORIES=/tmp/histories .venv/bin/python -m pytest -q -p tests.workflow.workflow_histories \
         tests/workflow/test_incident_workflow.py tests/workflow/test_advisor_workflow.py tests/workflow/test_workflow_paths.py \
-        tests/workflow/test_interruption.py tests/workflow/test_in_job.py tests/workflow/test_probe.py -k "not detector and not crash_after"
+        tests/workflow/test_interruption.py tests/workflow/test_in_job.py tests/workflow/test_cascade_probe.py -k "not detector and not crash_after"
 """
 
 import os
@@ -62,7 +62,7 @@ CATALOGUE: dict[str, list[str]] = {
     # tests/workflow/test_in_job.py (recorded with the patch "in-job-rungs")
     "test_a_replaced_node_is_relaunched_in_the_allocation_and_followed_without_a_requeue": ["in_job_relaunched"],
     "test_a_relaunch_not_done_falls_back_to_the_requeue_without_the_node": ["in_job_fell_back"],
-    # tests/workflow/test_probe.py (recorded with the patch "probe-cascade")
+    # tests/workflow/test_cascade_probe.py (recorded with the patch "probe-cascade")
     "test_every_node_answering_decides_at_once_without_waiting_for_slurm": ["cascade_probed_all_answered"],
     "test_a_silent_node_is_blamed_as_if_slurm_had_called_it_down": ["cascade_probed_silent"],
     "test_a_probe_that_cannot_tell_waits_for_slurm_as_before": ["cascade_probed_unknown"],
