@@ -265,7 +265,8 @@ class LogServer(_Strict):
     """`logs.server`: the Loki or VictoriaLogs a site ships job output and kernel logs to."""
 
     url: str = Field(pattern=r"^https?://[^\s@]+$")  # no credentials in the url: it is configuration
-    # Each request, whole (connect, send, the body read to its end): past it the poll goes on without it.
+    # Each request: connecting, and each read, within it; the body read to its end is checked against it
+    # between reads (so a request costs at most about twice this). Past it the poll goes on without it.
     timeout_s: float = Field(default=2.0, gt=0, le=60)
     # Loki's X-Scope-OrgID, VictoriaLogs' AccountID: for multi-tenant servers.
     tenant: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.:-]{1,150}$")

@@ -83,6 +83,12 @@ class FakeServer:
                     fake._connections.discard(self.connection)
                 super().finish()
 
+            def handle(self) -> None:
+                try:
+                    super().handle()
+                except OSError:
+                    pass  # the client hung up (a timeout, a refused answer): as a real server shrugs
+
             def do_GET(self) -> None:
                 fake._serve(self)
 

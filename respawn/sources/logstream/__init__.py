@@ -42,9 +42,10 @@ its own: its late lines are not looked for while it is that busy.
 
 Bounds, per stream and per poll: `max_lines` new lines, each cut to
 `max_line_chars`; per request: `max_response_bytes` read at most, and
-`timeout_s` for the whole request (the body read included: a server that drips
-bytes is cut off); per poll: at most `requests_per_poll` requests and
-`poll_budget_s` seconds, streams beyond either rotating through later polls.
+`timeout_s` for connecting and for each read, and for the whole body, checked
+between reads (a server that drips bytes is cut off within about twice it);
+per poll: at most `requests_per_poll` requests and `poll_budget_s` seconds,
+streams beyond either rotating through later polls.
 
 Isolation: streams caught up are asked for together (`job_id=~"1|2|3"`), so
 the cost of a poll does not grow with the number of jobs, and one job's stream
@@ -194,6 +195,7 @@ class Answer:
 
 class LogStream:
     """The interface, and what both servers share: cursors, bounds, back-off, the poll's plan.
+    One poll at a time per instance (the detector's); `range` may run beside it.
 
     A server's client implements `_query` (lines of several streams of one kind, bounded),
     `_newest` (the newest lines of one stream) and `_existing` (which keys have a stream)."""
