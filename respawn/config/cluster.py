@@ -259,9 +259,75 @@ class Environment(_Strict):
     allow: EnvironmentBinding | None = None
 
 
+class LogSource(StrEnum):
+    """Where job output and kernel logs are read (docs/log-sources.md)."""
+
+    FILES = "files"  # a shared filesystem: `job_output` and `kernel_log` paths
+    LOKI = "loki"  # Grafana Loki's HTTP API
+    VICTORIALOGS = "victorialogs"  # VictoriaLogs' HTTP API
+
+
+# A label (Loki) or field (VictoriaLogs) name: plain, so it can be written into a query unquoted.
+_LABEL = r"^[A-Za-z_][A-Za-z0-9_.]{0,127}$"
+
+
+class LogServer(_Strict):
+    """`logs.server`: the Loki or VictoriaLogs a site ships job output and kernel logs to."""
+
+    url: str = Field(pattern=r"^https?://[^\s@]+$")  # no credentials in the url: it is configuration
+    # Each request: connecting, and each read, within it; the body read to its end is checked against it
+    # between reads (so a request costs at most about twice this). Past it the poll goes on without it.
+    timeout_s: float = Field(default=2.0, gt=0, le=60)
+    # Loki's X-Scope-OrgID, VictoriaLogs' AccountID: for multi-tenant servers.
+    tenant: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.:-]{1,150}$")
+
+
+class LogLabels(_Strict):
+    """`logs.labels`: how a site labels the streams it ships. Job output lines carry the job id
+    in `job_id` (and `stream` = `job_stream`, when set); kernel lines carry the node's name in
+    `node` and `stream` = `kernel_stream`. `match` holds constant labels every query carries
+    (e.g. `cluster: gpu-a`, when one server holds several clusters' logs)."""
+
+    job_id: str = Field(default="job_id", pattern=_LABEL)
+    node: str = Field(default="node", pattern=_LABEL)
+    stream: str = Field(default="stream", pattern=_LABEL)
+    job_stream: str | None = Field(default=None, max_length=200)  # None: any stream of the job
+    kernel_stream: str = Field(default="kernel", min_length=1, max_length=200)
+    match: dict[Annotated[str, Field(pattern=_LABEL)], Annotated[str, Field(max_length=200)]] = Field(
+        default_factory=dict, max_length=10
+    )
+
+
+class LogBounds(_Strict):
+    """`logs.bounds`: what one poll of a log server may cost (docs/log-sources.md)."""
+
+    max_lines: int = Field(default=5000, ge=1, le=100_000)  # new lines per stream per poll; the rest next poll
+    max_line_chars: int = Field(default=8192, ge=256, le=1 << 20)  # longer lines are cut
+    max_response_bytes: int = Field(default=16 << 20, ge=1 << 16, le=1 << 30)  # one response, read at most
+    # Loki's `max_entries_limit_per_query` (5000 unless the site raised it): one request's limit.
+    max_entries_per_query: int = Field(default=5000, ge=1, le=1_000_000)
+    streams_per_request: int = Field(default=50, ge=1, le=1000)  # streams one query asks for
+    requests_per_poll: int = Field(default=16, ge=1, le=1000)  # more streams than this allows rotate
+    poll_budget_s: float = Field(default=5.0, gt=0, le=600)  # no new request once a poll took this long
+    # A line that arrives this late (older than the newest line seen in its stream) is still
+    # delivered, once; an older one is not (docs/log-sources.md: late lines).
+    late_window_s: float = Field(default=10.0, ge=0, le=3600)
+    backoff_s: float = Field(default=1.0, gt=0, le=600)  # after a 429 without Retry-After; doubles
+    max_backoff_s: float = Field(default=60.0, gt=0, le=3600)
+    # A stream not found is asked after (series / field_values) at most this often, over this lookback.
+    missing_check_s: float = Field(default=30.0, gt=0, le=3600)
+    missing_lookback_s: float = Field(default=6 * 3600.0, gt=0, le=30 * 86400)
+
+
 class LogSettings(_Strict):
+    # Where job output and kernel logs are read: files (the paths below), or a log server.
+    source: LogSource = LogSource.FILES
+    server: LogServer | None = None  # required unless source is files
+    labels: LogLabels = Field(default_factory=LogLabels)
+    bounds: LogBounds = Field(default_factory=LogBounds)
     # Where a job's output file lies; {job_id} is filled in. Operators set this
-    # rather than trusting a path a job reports about itself.
+    # rather than trusting a path a job reports about itself. With a log server,
+    # still the place of the launcher's channel (below).
     job_output: str
     # A node's kernel log (trusted node-level evidence); {node} is filled in.
     kernel_log: str | None = None
@@ -270,6 +336,17 @@ class LogSettings(_Strict):
     # The in-job launcher's channel directory (docs/launcher.md), {job_id} filled in, for sites
     # whose jobs run `respawn launch --channel ...`; unset, `.respawn-<job id>/` beside the output.
     launcher_channel: str | None = None
+
+    @model_validator(mode="after")
+    def _server_for_source(self) -> "LogSettings":
+        if self.source is not LogSource.FILES and self.server is None:
+            raise ValueError(f"logs.source {self.source.value} needs logs.server (its url)")
+        if self.source is LogSource.LOKI:
+            names = [self.labels.job_id, self.labels.node, self.labels.stream, *self.labels.match]
+            dotted = [n for n in names if "." in n]
+            if dotted:
+                raise ValueError(f"Loki label names have no dots: {', '.join(dotted)}")
+        return self
 
 
 class Budgets(_Strict):

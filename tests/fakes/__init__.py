@@ -1,0 +1,1 @@
+"""Fakes of servers that do not run here, each written from its documented wire format."""
