@@ -55,3 +55,10 @@ def test_code_imports_the_project_folders_only_through_respawn():
             )
             found += [f"{path.relative_to(ROOT)}: {n}" for n in names if n.split(".")[0] in bare]
     assert found == []
+
+
+def test_no_two_test_modules_share_a_name():
+    """The test folders are not packages: pytest refuses to collect a second module of a name
+    (an aborted CI run, not a failed test)."""
+    names = [p.name for p in (Path(__file__).parents[1]).rglob("test_*.py")]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
