@@ -21,6 +21,7 @@ Usage: .venv/bin/python benchmarks/layered_recovery.py --runs 5 [--rungs in_plac
 
 import argparse
 import asyncio
+import signal
 import statistics
 import sys
 import time
@@ -100,4 +101,7 @@ async def main() -> int:
 
 
 if __name__ == "__main__":
+    # Killed with SIGTERM, it still stops the detector and worker it started (a stray detector
+    # would go on acting on the sandbox's jobs).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     sys.exit(asyncio.run(main()))
