@@ -4,6 +4,7 @@ console's /console/api/cost and the server's cost gauges over the same rows."""
 
 import json
 import math
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -611,3 +612,17 @@ def test_the_series_bins_the_lost_time_by_part_over_the_range(audit):
     week = _report(audit, T0, T0 + timedelta(days=7))
     # 7 days from 08:00 UTC touch 8 UTC days: the bins are aligned to midnight
     assert week.bin_seconds == 86_400 and len(week.series) == 8 and week.series[0].start == T0 - timedelta(hours=8)
+
+
+async def test_the_console_serves_the_cost_page_and_draws_it_itself(tmp_path):
+    """The cost page is part of the static console: its figures, drawn as SVG by console.js,
+    which loads nothing from anywhere else (the console works offline)."""
+    app = create_app(_config(tmp_path))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://console.test") as client:
+        html = (await client.get("/console")).text
+        script = (await client.get("/console/console.js")).text
+    for needed in ('id="cost-panel"', 'href="#cost"', 'id="plot-lost"', 'id="plot-ettr"', 'id="plot-mtbf"'):
+        assert needed in html, needed
+    assert 'id="cost-advice"' in html and 'id="cost-incidents"' in html
+    assert "/console/api/cost?" in script and "createElementNS(SVG_NS" in script
+    assert set(re.findall(r"https?://[^\s\"'`]+", script)) == {"http://www.w3.org/2000/svg"}
