@@ -49,9 +49,22 @@ async def _serving() -> bool:
             return False
 
 
+async def _our_server(cluster: Cluster) -> None:
+    """The server on the sandbox's port is this module's: a leftover `respawn serve` of another
+    configuration on the port would answer /healthz too, and the page would watch another trail."""
+    async with httpx.AsyncClient(base_url=SERVER, timeout=5) as client:
+        got = await client.get("/console/api/overview", headers={"Authorization": f"Bearer {WRITE_TOKEN}"})
+    serving = got.json().get("cluster") if got.status_code == 200 else f"an answer {got.status_code}"
+    assert serving == cluster.config.cluster, (
+        f"port {SERVER_PORT} is served for {serving!r}, not this module's cluster {cluster.config.cluster!r}:"
+        " another `respawn serve` holds it (see `ss -ltnp`)"
+    )
+
+
 @pytest.fixture
 async def page(cluster, request):
     await until(_serving, 60, "the Respawn server to answer")
+    await _our_server(cluster)
     async with async_playwright() as playwright:
         # --no-sandbox: the tests run as root, where chromium's sandbox will not start.
         browser = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
