@@ -541,17 +541,17 @@ def _advised(
         else "not measured (no incident with all three latencies): counted as 0"
     )
     missing = [
-        name
+        name if value is None else f"{name} (measured as {value:g} s: too short for the detector's polls to tell)"
         for name, value in (
             ("the checkpoint interval", interval),
             ("a checkpoint's save time", save),
             (f"a failure rate (no interruption of a job of {bucket.gpus} GPUs in the range)", mtbf),
         )
-        if value is None
+        if value is None or value <= 0
     ]
     advice = None if missing else advise(interval, save, mtbf, restart)
     if advice is None and not missing:
-        missing = ["figures the formula can use (a measure was zero)"]
+        missing = ["figures the formula can use"]
     return IntervalAdvice(
         job_id=job_id,
         gpus=bucket.gpus,

@@ -579,6 +579,17 @@ def test_a_job_without_the_measures_is_not_advised_and_says_what_is_missing(audi
     assert advice[23].restart_s == 0.0 and "not measured" in advice[23].restart_from
 
 
+def test_a_save_quicker_than_the_polls_is_no_save_time_to_advise_from(audit):
+    """The sandbox's saves take less than a poll: 'saving' and 'saved' seen at once, 0 s."""
+    _enrol(audit, 26, T0, T0)
+    _restarted(audit, 26, FAULT, checkpoint_interval_s=3.0, checkpoint_save_s=0.0)
+    [advice] = _report(audit, T0, T0 + timedelta(hours=4)).advice
+    assert advice.advice is None and advice.save_s == 0.0
+    assert advice.sentence == (
+        "not measured: a checkpoint's save time (measured as 0 s: too short for the detector's polls to tell)"
+    )
+
+
 def test_jobs_of_one_size_pool_their_failure_rate_and_restart_time(audit):
     # Two 8-GPU jobs, 10 h each: job 24 failed once (R = 120 s), job 25 never, but its rhythm is measured.
     _enrol(audit, 24, T0, T0)
