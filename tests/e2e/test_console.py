@@ -174,5 +174,5 @@ async def test_the_cost_page_plots_what_the_xid_cost(cluster, page: Page):
     await expect(row).to_contain_text("gpu_hardware")
     for part in ("work_redone", "fault_to_detection", "detection_to_action", "action_to_training"):
         await expect(row.locator(f'td[data-part="{part}"]')).to_have_text(re.compile(r"^~?[\d.,]+ s$"))
-    advice = page.locator(f'#cost-advice li[data-job="{job_id}"]')
+    advice = page.locator(f'#cost-advice li[data-jobs~="{job_id}"]')
     await expect(advice).to_contain_text(re.compile(r"checkpointing every|not measured"))

@@ -619,14 +619,28 @@ function drawMtbf(report) {
                               b.mtbf_hours == null ? "no failure" : roundish(b.mtbf_hours)]));
 }
 
+// The advice per job and size: the advised first; jobs not advised for the same reason share a line.
+function adviceItems(report) {
+  const advised = report.advice.filter((a) => a.advice);
+  const unadvised = new Map();
+  for (const a of report.advice.filter((x) => !x.advice)) {
+    const key = `${a.gpus}\u0000${a.sentence}`;
+    if (!unadvised.has(key)) unadvised.set(key, { ...a, jobs: [] });
+    unadvised.get(key).jobs.push(a.job_id);
+  }
+  return [...advised.map((a) => adviceItem({ ...a, jobs: [a.job_id] })), ...[...unadvised.values()].map(adviceItem),
+          ...report.size_advice.map((a) => adviceItem({ ...a, jobs: [] }))];
+}
+
 function adviceItem(a) {
-  const who = a.job_id == null ? `Jobs of ${a.gpus} GPUs` : `Job ${a.job_id} (${a.gpus} GPUs)`;
+  const jobs = a.jobs.length > 1 ? `Jobs ${a.jobs.join(", ")}` : `Job ${a.jobs[0]}`;
+  const who = a.job_id == null ? `Jobs of ${a.gpus} GPUs` : `${jobs} (${a.gpus} GPUs)`;
   const inputs = a.advice
     ? `interval ${span(a.interval_s)} and save ${span(a.save_s)} (medians of ${a.measures} measures); ` +
       `MTBF ${span(a.mtbf_s)} (${a.mtbf_from}); restart ${span(a.restart_s)} (${a.restart_from}); ` +
       `ETTR ${pct(a.advice.ettr_current, 2)} now, ${pct(a.advice.ettr_optimal, 2)} at the optimum`
-    : `${a.measures} measures on record; MTBF ${span(a.mtbf_s)} (${a.mtbf_from})`;
-  return el("li", { className: a.advice ? "advised" : "", dataset: { job: a.job_id ?? "", gpus: a.gpus } },
+    : `${a.jobs.length > 1 ? "" : `${a.measures} measures on record; `}MTBF ${span(a.mtbf_s)} (${a.mtbf_from})`;
+  return el("li", { className: a.advice ? "advised" : "", dataset: { jobs: a.jobs.join(" "), gpus: a.gpus } },
     el("div", {}, el("strong", {}, `${who}: `), a.sentence), el("div", { className: "inputs" }, inputs));
 }
 
@@ -660,9 +674,8 @@ function renderCost(report) {
   drawLost(report);
   drawEttr(report);
   drawMtbf(report);
-  const advice = [...report.advice, ...report.size_advice];
-  $("cost-advice").replaceChildren(...(advice.length ? advice.map(adviceItem)
-                                                     : [el("li", { className: "muted" }, "no job in the range")]));
+  const advice = adviceItems(report);
+  $("cost-advice").replaceChildren(...(advice.length ? advice : [el("li", { className: "muted" }, "no job in the range")]));
   fill($("cost-incidents").tBodies[0], report.incidents.filter((c) => c.interrupted).map(costIncidentRow), 10,
        "no interruption in the range");
   $("cost-notes").replaceChildren(...report.notes.map((n) => el("li", {}, n)));
