@@ -636,10 +636,10 @@ function adviceItem(a) {
   const jobs = a.jobs.length > 1 ? `Jobs ${a.jobs.join(", ")}` : `Job ${a.jobs[0]}`;
   const who = a.job_id == null ? `Jobs of ${a.gpus} GPUs` : `${jobs} (${a.gpus} GPUs)`;
   const inputs = a.advice
-    ? `interval ${span(a.interval_s)} and save ${span(a.save_s)} (medians of ${a.measures} measures); ` +
+    ? `interval ${span(a.interval_s)} and save ${span(a.save_s)} (${a.measures === 1 ? "1 measure" : `medians of ${a.measures} measures`}); ` +
       `MTBF ${span(a.mtbf_s)} (${a.mtbf_from}); restart ${span(a.restart_s)} (${a.restart_from}); ` +
       `ETTR ${pct(a.advice.ettr_current, 2)} now, ${pct(a.advice.ettr_optimal, 2)} at the optimum`
-    : `${a.jobs.length > 1 ? "" : `${a.measures} measures on record; `}MTBF ${span(a.mtbf_s)} (${a.mtbf_from})`;
+    : `${a.jobs.length > 1 ? "" : `${a.measures} measure${a.measures === 1 ? "" : "s"} on record; `}MTBF ${span(a.mtbf_s)} (${a.mtbf_from})`;
   return el("li", { className: a.advice ? "advised" : "", dataset: { jobs: a.jobs.join(" "), gpus: a.gpus } },
     el("div", {}, el("strong", {}, `${who}: `), a.sentence), el("div", { className: "inputs" }, inputs));
 }
