@@ -21,9 +21,17 @@ configured `accounting.gpus_per_node`, else `accounting.job_gpus` (assumed), els
 
 A part that is unknown counts as nothing in a total: totals are what is known, and say
 how many incidents they are missing parts of.
+
+How often to checkpoint (issue 15, item 3), per job and per job-size bucket: the checkpoint
+interval and save time the job's progress rhythm measured (the medians of its DETECTED rows'
+`checkpoint_interval_s` and `checkpoint_save_s`), the MTBF of the jobs of its size in the range,
+and the restart time measured (fault → training again, the mean of its incidents', else of its
+size's), through Young/Daly (respawn/decision/checkpointing.py). A figure not measured: no
+advice, and the report says which.
 """
 
 import re
+import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timedelta
@@ -41,6 +49,7 @@ from respawn.audit.details import (
 )
 from respawn.audit.trail import AuditRow, AuditTrail, EventType
 from respawn.config.cluster import AccountingSettings
+from respawn.decision.checkpointing import CheckpointAdvice, advise, phrase
 
 
 class Part(StrEnum):
@@ -129,6 +138,34 @@ class SizeBucket(BaseModel):
     mtbf_hours: float | None  # wall hours / interruptions; None without interruptions
 
 
+class IntervalAdvice(BaseModel):
+    """How often a job (or the jobs of one size) should checkpoint: Young/Daly from measured figures
+    (respawn/decision/checkpointing.py, docs/cost.md). `advice` None: a figure was not measured
+    (`missing` says which); `sentence` says it either way."""
+
+    job_id: int | None  # None: the advice for the jobs of a size bucket
+    gpus: str  # the size bucket: "9-64", ..., "unknown"
+    interval_s: float | None  # the checkpoint interval: median of the DETECTED rows' measures
+    save_s: float | None  # a save's duration: the same
+    measures: int  # DETECTED rows that carried a checkpoint interval or a save time
+    mtbf_s: float | None  # of the jobs of this size in the range (the bucket's MTBF)
+    mtbf_from: str  # what it pools: "3 jobs of 9-64 GPUs: 2 interruptions in 41.0 h"
+    restart_s: float  # failure → training again, mean of the incidents that have all three latencies; 0: none
+    restart_from: str
+    advice: CheckpointAdvice | None
+    missing: list[str] = Field(default_factory=list)
+    sentence: str
+
+
+class TimeBin(BaseModel):
+    """The lost time of the interruptions detected in [start, start + the series' bin)."""
+
+    start: datetime
+    interruptions: int
+    seconds: dict[Part, float]  # by part, the known parts
+    gpu_hours: dict[Part, float]
+
+
 class CostReport(BaseModel):
     cluster: str
     since: datetime
@@ -146,6 +183,10 @@ class CostReport(BaseModel):
     mtbf: list[SizeBucket]
     gpus_basis: GpuBasis  # unknown when any job's GPUs are, else assumed (the trail records none)
     notes: list[str] = Field(default_factory=list)
+    bin_seconds: int = 86_400  # the width of `series`' bins: 5 min, an hour, a day or a week, by the range
+    series: list[TimeBin] = Field(default_factory=list)  # lost time over the range, oldest bin first, gaps as 0
+    advice: list[IntervalAdvice] = Field(default_factory=list)  # per job in `jobs`, in its order
+    size_advice: list[IntervalAdvice] = Field(default_factory=list)  # per size bucket in `mtbf`, in its order
 
 
 # ---- parsing a range ----
@@ -404,7 +445,17 @@ def cost_report(
 
     incidents: list[IncidentCost] = []
     jobs: list[JobCost] = []
+    measures: dict[int, list[DetectedDetails]] = {}
     for job_id, job_rows in sorted(by_job.items()):
+        measures[job_id] = [
+            det
+            for r in job_rows
+            if r.event_type is EventType.DETECTED
+            and (
+                (det := r.detail(DetectedDetails)).checkpoint_interval_s is not None
+                or det.checkpoint_save_s is not None
+            )
+        ]
         allocation = max(
             (len(r.nodes) for r in job_rows if r.event_type in (EventType.ATTEMPT_STARTED, EventType.RELAUNCHED)),
             default=0,
@@ -419,7 +470,140 @@ def cost_report(
         if job is not None:
             jobs.append(job)
     incidents.sort(key=lambda c: c.detected_at)
-    return _totals(cluster, since, until, incidents, jobs)
+    report = _totals(cluster, since, until, incidents, jobs)
+    report.bin_seconds, report.series = _series(incidents, since, until)
+    report.advice, report.size_advice = _advice(report, measures)
+    return report
+
+
+# ---- lost time over the range ----
+
+_BIN_WIDTHS = ((6 * 3600, 300), (2 * 86400, 3600), (180 * 86400, 86400))  # range up to → bin width
+
+
+def _series(incidents: list[IncidentCost], since: datetime, until: datetime) -> tuple[int, list[TimeBin]]:
+    """The interruptions' lost time in bins over [since, until): 5-minute bins up to a 6 h range,
+    hourly up to 2 days, daily up to 180 days, weekly beyond. Bins are aligned to the epoch (UTC),
+    so the first and last may reach outside the range; an incident counts in its detection's bin."""
+    span = (until - since).total_seconds()
+    width = next((w for top, w in _BIN_WIDTHS if span <= top), 7 * 86400)
+    epoch = datetime(1970, 1, 1, tzinfo=since.tzinfo)
+
+    def index(at: datetime) -> int:
+        return int((at - epoch).total_seconds() // width)
+
+    first, last = index(since), index(until - timedelta(microseconds=1))
+    bins = [
+        TimeBin(
+            start=epoch + timedelta(seconds=i * width),
+            interruptions=0,
+            seconds={p: 0.0 for p in PARTS},
+            gpu_hours={p: 0.0 for p in PARTS},
+        )
+        for i in range(first, last + 1)
+    ]
+    for c in incidents:
+        if not c.interrupted:
+            continue
+        b = bins[min(max(index(c.detected_at) - first, 0), len(bins) - 1)]
+        b.interruptions += 1
+        for p in c.parts:
+            b.seconds[p.part] += p.seconds or 0.0
+            b.gpu_hours[p.part] += p.gpu_hours or 0.0
+    return width, bins
+
+
+# ---- how often to checkpoint ----
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def _advised(
+    job_id: int | None,
+    bucket: SizeBucket,
+    dets: list[DetectedDetails],
+    restarts: list[float],
+) -> IntervalAdvice:
+    interval = _median([d.checkpoint_interval_s for d in dets if d.checkpoint_interval_s is not None])
+    save = _median([d.checkpoint_save_s for d in dets if d.checkpoint_save_s is not None])
+    mtbf = None if bucket.mtbf_hours is None else bucket.mtbf_hours * 3600
+    jobs = "1 job" if bucket.jobs == 1 else f"{bucket.jobs} jobs"
+    mtbf_from = (
+        f"{jobs} of {bucket.gpus} GPUs: {bucket.interruptions} interruption{'s' * (bucket.interruptions != 1)}"
+        f" in {bucket.wall_hours:.1f} h"
+    )
+    restart = sum(restarts) / len(restarts) if restarts else 0.0
+    restart_from = (
+        f"mean of {len(restarts)} incident{'s' * (len(restarts) != 1)}: fault → detection → action → training"
+        if restarts
+        else "not measured (no incident with all three latencies): counted as 0"
+    )
+    missing = [
+        name if value is None else f"{name} (measured as {value:g} s: too short for the detector's polls to tell)"
+        for name, value in (
+            ("the checkpoint interval", interval),
+            ("a checkpoint's save time", save),
+            (f"a failure rate (no interruption of a job of {bucket.gpus} GPUs in the range)", mtbf),
+        )
+        if value is None or value <= 0
+    ]
+    advice = None if missing else advise(interval, save, mtbf, restart)
+    if advice is None and not missing:
+        missing = ["figures the formula can use"]
+    return IntervalAdvice(
+        job_id=job_id,
+        gpus=bucket.gpus,
+        interval_s=interval,
+        save_s=save,
+        measures=len(dets),
+        mtbf_s=mtbf,
+        mtbf_from=mtbf_from,
+        restart_s=restart,
+        restart_from=restart_from,
+        advice=advice,
+        missing=missing,
+        sentence=phrase(advice) if advice is not None else f"not measured: {', '.join(missing)}",
+    )
+
+
+def _restart_s(c: IncidentCost) -> float | None:
+    """Failure → training again: the three measured latencies, when all three are known."""
+    parts = [c.part(p).seconds for p in (Part.FAULT_TO_DETECTION, Part.DETECTION_TO_ACTION, Part.ACTION_TO_TRAINING)]
+    return sum(s for s in parts if s is not None) if c.interrupted and None not in parts else None
+
+
+def _advice(
+    report: "CostReport", measures: dict[int, list[DetectedDetails]]
+) -> tuple[list[IntervalAdvice], list[IntervalAdvice]]:
+    """Per job and per size bucket: the checkpoint interval and save time the job's rhythm
+    measured (medians of its DETECTED rows), the failure rate of the jobs of its size (their
+    MTBF in the range) and their measured restart time, through Young/Daly."""
+    buckets = {b.gpus: b for b in report.mtbf}
+    restarts: dict[int, list[float]] = defaultdict(list)
+    for c in report.incidents:
+        if (r := _restart_s(c)) is not None:
+            restarts[c.job_id].append(r)
+    members: dict[str, list[int]] = defaultdict(list)
+    for j in report.jobs:
+        members[_bucket(j.gpus)].append(j.job_id)
+    per_job = []
+    for j in report.jobs:
+        name = _bucket(j.gpus)
+        # Its own incidents' restart time where it had one, else that of the jobs of its size.
+        own = restarts[j.job_id] or [r for job_id in members[name] for r in restarts[job_id]]
+        per_job.append(_advised(j.job_id, buckets[name], measures.get(j.job_id, []), own))
+    per_size = [
+        _advised(
+            None,
+            b,
+            [d for job_id in members[b.gpus] for d in measures.get(job_id, [])],
+            [r for job_id in members[b.gpus] for r in restarts[job_id]],
+        )
+        for b in report.mtbf
+    ]
+    return per_job, per_size
 
 
 def _job(

@@ -414,7 +414,8 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _print_report(report: "CostReport") -> None:
-    """The cost report for people: totals, the parts, MTBF per job size, the costliest incidents."""
+    """The cost report for people: totals, the parts, MTBF per job size, the costliest incidents, the
+    checkpoint advice per job and per size."""
 
     def num(value: float | None, digits: int = 2) -> str:
         return "-" if value is None else f"{value:,.{digits}f}"
@@ -473,6 +474,14 @@ def _print_report(report: "CostReport") -> None:
         ],
         ["incident_id", "detected", "class", "action", "gpus", *(p.value for p in _parts()), "lost_gpu_h"],
     )
+    print()
+    print("checkpoint interval advice (Young/Daly, from the measured interval, save time and MTBF of the job's size):")
+    for a in report.advice:
+        print(f"  job {a.job_id} ({a.gpus} GPUs): {a.sentence}")
+    for a in report.size_advice:
+        print(f"  jobs of {a.gpus} GPUs: {a.sentence}")
+    if not report.advice:
+        print("  (no job in the range)")
     for note in report.notes:
         print(f"note: {note}")
 

@@ -4,6 +4,7 @@ console's /console/api/cost and the server's cost gauges over the same rows."""
 
 import json
 import math
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -398,6 +399,7 @@ def test_the_cli_prints_json_for_scripts_and_a_table_for_people(tmp_path, audit,
     assert "interruptions: 1" in table and "ETTR:" in table and "WORK_REDONE" in table
     assert "~60.0s" in table and "46.0s" in table and "note: " in table
     assert "9-64" in table  # MTBF of 16-GPU jobs
+    assert "job 7 (9-64 GPUs): not measured: the checkpoint interval, a checkpoint's save time" in table
 
 
 def test_the_cli_refuses_a_bad_since(tmp_path, capsys):
@@ -420,6 +422,11 @@ async def test_the_console_api_serves_the_report_behind_the_read_token(tmp_path,
         assert got.status_code == 200, got.text
         body = got.json()
         assert body["interruptions"] == 1 and body["lost_gpu_hours"] == pytest.approx(110 * 16 / 3600)
+        # What the console's plots read: the lost time binned by part, and the advice per job and size.
+        assert body["bin_seconds"] == 86_400 and 7 <= len(body["series"]) <= 8
+        assert sum(b["seconds"]["work_redone"] for b in body["series"]) == pytest.approx(60.0)
+        assert [a["job_id"] for a in body["advice"]] == [7] and body["advice"][0]["sentence"].startswith("not measured")
+        assert [a["gpus"] for a in body["size_advice"]] == ["9-64"]
         assert (await client.get("/console/api/cost", params={"since": "30m"}, headers=auth)).json()[
             "interruptions"
         ] == 0
@@ -475,3 +482,158 @@ def test_gpus_slurm_reported_for_the_allocation_win_over_the_configured_assumpti
     audit.record(decided.model_copy(update={"key": f"{iid}/decided-gpus", "details": {**decided.details, "gpus": 24}}))
     [incident] = _report(audit, T0, T0 + timedelta(hours=10)).incidents
     assert (incident.gpus, incident.gpus_basis) == (24, GpuBasis.REPORTED)
+
+
+# ---- how often to checkpoint (issue 15, item 3) ----
+
+
+def _detected(audit: AuditTrail, iid: str, job_id: int, at: datetime, **measures) -> None:
+    _row(
+        audit,
+        iid,
+        job_id,
+        EventType.DETECTED,
+        at,
+        details={
+            "kind": "log_line",
+            "occurred": (at - timedelta(seconds=1)).isoformat(),
+            "step_seconds": 1.0,
+            **measures,
+        },
+    )
+
+
+def _suspicion(audit: AuditTrail, job_id: int, n: int, at: datetime, **measures) -> None:
+    """A suspicion the attempt outlived: no interruption, but its DETECTED row carries the job's rhythm."""
+    iid = f"incident-{CLUSTER}-{job_id}-s{n}"
+    _detected(audit, iid, job_id, at, **measures)
+    _row(audit, iid, job_id, EventType.NOT_INTERRUPTED, at + timedelta(seconds=30), details={"why": "trained on"})
+    _row(
+        audit, iid, job_id, EventType.INCIDENT_CLOSED, at + timedelta(seconds=30), details={"phase": "not_interrupted"}
+    )
+
+
+def _restarted(audit: AuditTrail, job_id: int, fault: datetime, **measures) -> None:
+    """An Xid: detected 10 s after it, held 20 s later, training again 90 s after that (R = 120 s)."""
+    iid = f"incident-{CLUSTER}-{job_id}-0"
+    _row(
+        audit,
+        iid,
+        job_id,
+        EventType.DETECTED,
+        fault + timedelta(seconds=10),
+        details={"kind": "log_line", "occurred": fault.isoformat(), "step_seconds": 1.0, **measures},
+    )
+    _row(
+        audit,
+        iid,
+        job_id,
+        EventType.DECIDED,
+        fault + timedelta(seconds=12),
+        action="restart",
+        acted=True,
+        details={"reason": "Xid", "checkpoint_step": 100, "last_step": 130},
+    )
+    _row(audit, iid, job_id, EventType.HELD, fault + timedelta(seconds=30), acted=True)
+    _row(audit, iid, job_id, EventType.RESUMED, fault + timedelta(seconds=120), attempt=1, details={"step": 101})
+    _row(audit, iid, job_id, EventType.INCIDENT_CLOSED, fault + timedelta(seconds=120), details={"phase": "resumed"})
+
+
+def test_the_advice_from_the_measured_interval_save_time_and_failure_rate_against_worked_numbers(audit):
+    """checkpointing.py's worked example (test_checkpointing.py): τ = 30 min, C = 38 s, M = 4.1 h, R = 120 s
+    gives Daly's 1,033.95 s and 11.7% of lost time saved. Here every figure is measured from rows: the
+    medians of three DETECTED rows' measures, one interruption in the job's 4.1 h, its 120 s restart."""
+    _enrol(audit, 21, T0, T0)
+    _suspicion(audit, 21, 1, T0 + timedelta(hours=1), checkpoint_interval_s=1700.0, checkpoint_save_s=30.0)
+    _restarted(audit, 21, FAULT, checkpoint_interval_s=1800.0, checkpoint_save_s=38.0)
+    _suspicion(audit, 21, 2, T0 + timedelta(hours=3), checkpoint_interval_s=1900.0, checkpoint_save_s=45.0)
+    report = _report(audit, T0, T0 + timedelta(hours=4.1))
+    [advice] = report.advice
+    assert (advice.job_id, advice.gpus, advice.measures) == (21, "1-8", 3)  # job_gpus: 8
+    assert (advice.interval_s, advice.save_s) == (1800.0, 38.0)
+    assert advice.mtbf_s == pytest.approx(4.1 * 3600) and "1 interruption in 4.1 h" in advice.mtbf_from
+    assert advice.restart_s == pytest.approx(120.0)
+    assert advice.advice is not None and advice.missing == []
+    assert advice.advice.optimal_interval_s == pytest.approx(1033.95, abs=0.01)
+    assert advice.advice.lost_share_saved == pytest.approx(0.117, abs=0.001)
+    assert advice.sentence == (
+        "checkpointing every 30 min; at the measured 1 failure per 4.1 h and 38 s saves, "
+        "every 17 min would save about 12% of lost time"
+    )
+    [size] = report.size_advice
+    assert size.job_id is None and size.gpus == "1-8" and size.sentence == advice.sentence
+
+
+def test_a_job_without_the_measures_is_not_advised_and_says_what_is_missing(audit):
+    _enrol(audit, 22, T0, T0)
+    _xid_requeued(audit, job_id=22)  # interrupted, but its rows carry no checkpoint measures
+    _enrol(audit, 23, T0, T0)  # measured, but no job of its size (1-8) failed in the range
+    _suspicion(audit, 23, 1, T0 + timedelta(hours=1), checkpoint_interval_s=600.0, checkpoint_save_s=20.0)
+    report = _report(audit, T0, T0 + timedelta(hours=10))
+    advice = {a.job_id: a for a in report.advice}
+    assert advice[22].advice is None and advice[22].measures == 0
+    assert advice[22].sentence == "not measured: the checkpoint interval, a checkpoint's save time"
+    assert advice[22].mtbf_s == pytest.approx(10 * 3600)  # the failure rate is there
+    assert advice[23].advice is None and advice[23].interval_s == 600.0
+    assert advice[23].sentence.startswith("not measured: a failure rate (no interruption of a job of 1-8 GPUs")
+    assert advice[23].restart_s == 0.0 and "not measured" in advice[23].restart_from
+
+
+def test_a_save_quicker_than_the_polls_is_no_save_time_to_advise_from(audit):
+    """The sandbox's saves take less than a poll: 'saving' and 'saved' seen at once, 0 s."""
+    _enrol(audit, 26, T0, T0)
+    _restarted(audit, 26, FAULT, checkpoint_interval_s=3.0, checkpoint_save_s=0.0)
+    [advice] = _report(audit, T0, T0 + timedelta(hours=4)).advice
+    assert advice.advice is None and advice.save_s == 0.0
+    assert advice.sentence == (
+        "not measured: a checkpoint's save time (measured as 0 s: too short for the detector's polls to tell)"
+    )
+
+
+def test_jobs_of_one_size_pool_their_failure_rate_and_restart_time(audit):
+    # Two 8-GPU jobs, 10 h each: job 24 failed once (R = 120 s), job 25 never, but its rhythm is measured.
+    _enrol(audit, 24, T0, T0)
+    _restarted(audit, 24, FAULT)
+    _enrol(audit, 25, T0, T0)
+    _suspicion(audit, 25, 1, T0 + timedelta(hours=1), checkpoint_interval_s=3600.0, checkpoint_save_s=60.0)
+    report = _report(audit, T0, T0 + timedelta(hours=10))
+    advice = {a.job_id: a for a in report.advice}
+    got = advice[25]
+    assert got.mtbf_s == pytest.approx(20 * 3600) and "2 jobs of 1-8 GPUs: 1 interruption in 20.0 h" in got.mtbf_from
+    assert got.restart_s == pytest.approx(120.0)  # its size's: it had no incident of its own
+    assert got.advice is not None
+    assert got.advice.optimal_interval_s == pytest.approx(
+        math.sqrt(2 * 60 * 72_000) * (1 + math.sqrt(60 / 144_000) / 3 + 60 / 144_000 / 9) - 60
+    )
+    assert got.sentence.startswith("checkpointing every 60 min; at the measured 1 failure per 20.0 h and 60 s saves")
+    [size] = report.size_advice
+    assert size.measures == 1 and size.advice == got.advice
+
+
+def test_the_series_bins_the_lost_time_by_part_over_the_range(audit):
+    _xid_requeued(audit)
+    report = _report(audit, T0, T0 + timedelta(hours=10))
+    assert report.bin_seconds == 3600 and len(report.series) == 10  # a 10 h range: hourly
+    assert report.series[0].start == T0
+    [hit] = [b for b in report.series if b.interruptions]
+    assert hit.start == FAULT and hit.seconds[Part.WORK_REDONE] == pytest.approx(60.0)
+    for p in report.parts:
+        assert sum(b.gpu_hours[p.part] for b in report.series) == pytest.approx(p.gpu_hours)
+    assert _report(audit, T0, T0 + timedelta(hours=3)).bin_seconds == 300
+    week = _report(audit, T0, T0 + timedelta(days=7))
+    # 7 days from 08:00 UTC touch 8 UTC days: the bins are aligned to midnight
+    assert week.bin_seconds == 86_400 and len(week.series) == 8 and week.series[0].start == T0 - timedelta(hours=8)
+
+
+async def test_the_console_serves_the_cost_page_and_draws_it_itself(tmp_path):
+    """The cost page is part of the static console: its figures, drawn as SVG by console.js,
+    which loads nothing from anywhere else (the console works offline)."""
+    app = create_app(_config(tmp_path))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://console.test") as client:
+        html = (await client.get("/console")).text
+        script = (await client.get("/console/console.js")).text
+    for needed in ('id="cost-panel"', 'href="#cost"', 'id="plot-lost"', 'id="plot-ettr"', 'id="plot-mtbf"'):
+        assert needed in html, needed
+    assert 'id="cost-advice"' in html and 'id="cost-incidents"' in html
+    assert "/console/api/cost?" in script and "createElementNS(SVG_NS" in script
+    assert set(re.findall(r"https?://[^\s\"'`]+", script)) == {"http://www.w3.org/2000/svg"}

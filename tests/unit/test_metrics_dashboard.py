@@ -85,3 +85,26 @@ def test_every_expression_is_valid_promql(tmp_path):
     path.write_text(yaml.safe_dump(rules))
     checked = subprocess.run(["promtool", "check", "rules", str(path)], capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_the_cost_row_graphs_lost_gpu_hours_and_seconds_by_part_stacked_and_the_clusters_ettr():
+    panels = json.loads(DASHBOARD.read_text())["panels"]
+    [row] = [i for i, p in enumerate(panels) if p["type"] == "row" and p["title"] == "Cost"]
+    following = panels[row + 1 :]
+    cost = following[: next((i for i, p in enumerate(following) if p["type"] == "row"), len(following))]
+    # Each panel by the first of Respawn's metrics it reads.
+    by_metric = {re.search(r"\brespawn_([a-z_]+)\b", p["targets"][0]["expr"]).group(1): p for p in cost}
+    assert set(by_metric) == {"lost_gpu_hours", "lost_seconds", "ettr_ratio"}
+    for name in ("lost_gpu_hours", "lost_seconds"):
+        panel = by_metric[name]
+        assert panel["type"] == "timeseries" and f"sum by (part) (respawn_{name})" in panel["targets"][0]["expr"]
+        assert panel["fieldConfig"]["defaults"]["custom"]["stacking"]["mode"] == "normal"
+        assert panel["targets"][0]["legendFormat"] == "{{part}}"
+    assert by_metric["lost_seconds"]["fieldConfig"]["defaults"]["unit"] == "s"
+    ettr = by_metric["ettr_ratio"]
+    assert ettr["fieldConfig"]["defaults"]["unit"] == "percentunit"
+    # Only the server sets the cost gauges; the other processes expose respawn_ettr_ratio as 0.
+    assert "and on (instance) respawn_lost_seconds" in ettr["targets"][0]["expr"]
+    # The row sits below the others, nothing overlapping it.
+    top = panels[row]["gridPos"]["y"]
+    assert all(p["gridPos"]["y"] + p["gridPos"]["h"] <= top for p in panels[:row])

@@ -12,6 +12,7 @@ const state = {
   incidents: { open: true, cursors: [null], page: 0 },
   job: null,  // the job whose timeline is shown
   timeline: { after: 0, events: [] },
+  view: "ops",  // "ops": incidents and jobs; "cost": what interruptions cost (#cost)
   busy: false,  // a refresh is running ...
   again: false,  // ... and another was asked for meanwhile
 };
@@ -247,6 +248,7 @@ function showIncidents(open) {
 // --- one job's timeline ------------------------------------------------------------------------
 
 function selectJob(jobId) {
+  if (location.hash === "#cost") location.hash = "";  // a job's timeline is on the incidents and jobs view
   state.job = jobId;
   state.timeline = { after: 0, events: [] };
   $("job-panel").hidden = false;
@@ -386,6 +388,320 @@ async function submitOverride(event) {
   }
 }
 
+// --- the cost page -----------------------------------------------------------------------------
+// What interruptions cost (/console/api/cost, docs/cost.md), drawn as inline SVG: no chart library.
+
+const COST_POLL_MS = 30000;  // the report folds the audit trail: not every 3 s
+const SVG_NS = "http://www.w3.org/2000/svg";
+const PARTS = [
+  ["work_redone", "work redone"],
+  ["fault_to_detection", "fault → detection"],
+  ["detection_to_action", "detection → action"],
+  ["action_to_training", "action → training"],
+];
+const cost = { loadedAt: 0, since: null, report: null };
+
+// svg("rect", {x: 1, class: "bar"}, child): an SVG element with attributes and children (strings become text).
+function svg(tag, attrs = {}, ...children) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value !== null && value !== undefined) node.setAttribute(key, String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+// A chart's frame: the <svg> with its <title> and <desc> (what a screen reader says), role img.
+function chartFrame(id, width, height, title, desc) {
+  return svg("svg", { viewBox: `0 0 ${width} ${height}`, width, height, role: "img",
+                      "aria-labelledby": `${id}-t ${id}-d`, preserveAspectRatio: "xMinYMin meet" },
+    svg("title", { id: `${id}-t` }, title), svg("desc", { id: `${id}-d` }, desc));
+}
+
+// A chart as wide as its figure (at least `least`): drawn at 1:1, its text stays the page's size.
+function chartWidth(figure, least) {
+  return Math.max(least, Math.floor(figure.querySelector(".chart").clientWidth || least));
+}
+
+// 1, 2 or 5 × a power of ten at or above `value`: a round top for an axis.
+function niceTop(value) {
+  if (!(value > 0)) return 1;
+  const power = 10 ** Math.floor(Math.log10(value));
+  return [1, 2, 5, 10].map((m) => m * power).find((top) => top >= value * 0.9999);
+}
+
+function roundish(value) {
+  if (value === 0) return "0";
+  const digits = Math.abs(value) >= 100 ? 0 : Math.abs(value) >= 10 ? 1 : Math.abs(value) >= 1 ? 2 : 3;
+  return value.toLocaleString(undefined, { maximumFractionDigits: digits });
+}
+
+// A span of seconds as people say it, as checkpointing.py's duration() does.
+function span(seconds) {
+  if (seconds == null) return "—";
+  if (seconds < 120) return `${roundish(seconds)} s`;
+  if (seconds < 7200) return `${roundish(seconds / 60)} min`;
+  return `${roundish(seconds / 3600)} h`;
+}
+
+const pct = (ratio, digits = 1) => (ratio == null ? "—" : `${(ratio * 100).toFixed(digits)}%`);
+
+// The lost-time unit: GPU-hours where the report knows GPUs, else the seconds scaled to s, min or h.
+function lostUnit(report, largestSeconds) {
+  if (report.lost_gpu_hours > 0) {
+    return { key: "gpu_hours", label: "lost GPU-hours", scale: 1, short: "GPU-h" };
+  }
+  if (largestSeconds >= 7200) return { key: "seconds", label: "lost job-hours (GPUs unknown)", scale: 1 / 3600, short: "h" };
+  if (largestSeconds >= 120) return { key: "seconds", label: "lost job-minutes (GPUs unknown)", scale: 1 / 60, short: "min" };
+  return { key: "seconds", label: "lost job-seconds (GPUs unknown)", scale: 1, short: "s" };
+}
+
+function binLabel(iso, binSeconds, withDate) {
+  const d = new Date(iso);
+  const two = (n) => String(n).padStart(2, "0");
+  const day = `${two(d.getMonth() + 1)}-${two(d.getDate())}`;
+  if (binSeconds >= 86400) return day;
+  const hm = `${two(d.getHours())}:${two(d.getMinutes())}`;
+  return withDate ? `${day} ${hm}` : hm;
+}
+
+function yAxis(g, x0, x1, yOf, top, format) {
+  for (let i = 0; i <= 4; i += 1) {
+    const value = (top * i) / 4;
+    const y = yOf(value);
+    g.append(svg("line", { class: "gridline", x1: x0, x2: x1, y1: y, y2: y }),
+             svg("text", { x: x0 - 6, y: y + 4, "text-anchor": "end", class: "muted" }, format(value)));
+  }
+}
+
+function axisTitles(frame, width, height, left, bottom, xTitle, yTitle) {
+  frame.append(
+    svg("text", { x: left + (width - left) / 2, y: height - 4, "text-anchor": "middle", class: "axis-title" }, xTitle),
+    svg("text", { x: 0, y: 0, "text-anchor": "middle", class: "axis-title",
+                  transform: `translate(14 ${(height - bottom) / 2}) rotate(-90)` }, yTitle));
+}
+
+function tableOf(table, head, rows) {
+  table.replaceChildren(el("thead", {}, el("tr", {}, head.map((h) => el("th", {}, h)))),
+                        el("tbody", {}, rows.length ? rows.map((r) => el("tr", {}, r.map((c) => el("td", {}, c))))
+                                                     : el("tr", {}, el("td", { className: "empty", colSpan: head.length },
+                                                                         "nothing in the range"))));
+}
+
+// (a) Lost time over the range: a bar per bin, stacked by part.
+function drawLost(report) {
+  const figure = $("plot-lost");
+  const bins = report.series;
+  const totals = bins.map((b) => PARTS.reduce((sum, [p]) => sum + (b.seconds[p] || 0), 0));
+  const unit = lostUnit(report, Math.max(0, ...totals));
+  const value = (b, p) => (b[unit.key][p] || 0) * unit.scale;
+  const stacked = bins.map((b) => PARTS.reduce((sum, [p]) => sum + value(b, p), 0));
+  const W = chartWidth(figure, 640), H = 280, L = 64, R = 12, T = 12, B = 44;
+  const top = niceTop(Math.max(0, ...stacked));
+  const yOf = (v) => H - B - (v / top) * (H - B - T);
+  const step = (W - L - R) / Math.max(1, bins.length);
+  const binText = `${span(report.bin_seconds)} bins`;
+  const shares = report.parts.filter((p) => p.share != null).map((p) => `${p.part.replaceAll("_", " ")} ${pct(p.share, 0)}`);
+  const frame = chartFrame("chart-lost", W, H, `Lost ${unit.short === "GPU-h" ? "GPU-hours" : "time"} over the range, stacked by part`,
+    `${report.interruptions} interruptions, ${roundish(unit.key === "gpu_hours" ? report.lost_gpu_hours : report.lost_seconds * unit.scale)} ${unit.short} lost in ${bins.length} ${binText}` +
+    (shares.length ? `: ${shares.join(", ")}` : ""));
+  const g = svg("g");
+  yAxis(g, L, W - R, yOf, top, roundish);
+  bins.forEach((b, i) => {
+    let base = 0;
+    const x = L + i * step + step * 0.1;
+    const width = Math.max(1, step * 0.8);
+    for (const [p, name] of PARTS) {
+      const v = value(b, p);
+      if (v <= 0) continue;
+      g.append(svg("rect", { class: `part part-${p}`, x, y: yOf(base + v), width, height: yOf(base) - yOf(base + v),
+                             "data-part": p },
+                   svg("title", {}, `${binLabel(b.start, report.bin_seconds, true)}: ${name} ${roundish(v)} ${unit.short}`)));
+      base += v;
+    }
+  });
+  const every = Math.max(1, Math.ceil(bins.length / 8));
+  bins.forEach((b, i) => {
+    if (i % every) return;
+    g.append(svg("text", { x: L + i * step + step / 2, y: H - B + 16, "text-anchor": "middle", class: "muted" },
+                 binLabel(b.start, report.bin_seconds, i === 0)));
+  });
+  g.append(svg("line", { class: "axis", x1: L, x2: W - R, y1: H - B, y2: H - B }),
+           svg("line", { class: "axis", x1: L, x2: L, y1: T, y2: H - B }));
+  frame.append(g);
+  axisTitles(frame, W, H, L, B, `detected (local time, ${binText})`, unit.label);
+  figure.querySelector(".chart").replaceChildren(frame);
+  figure.querySelector(".legend").replaceChildren(...PARTS.map(([p, name]) =>
+    el("li", {}, el("span", { className: `swatch part-${p}`, ariaHidden: "true" }), name)));
+  const rows = bins.filter((b, i) => stacked[i] > 0).map((b) =>
+    [binLabel(b.start, report.bin_seconds, true), String(b.interruptions), ...PARTS.map(([p]) => roundish(value(b, p)))]);
+  tableOf(figure.querySelector("table"), ["bin", "interruptions", ...PARTS.map(([, n]) => `${n} (${unit.short})`)], rows);
+}
+
+// (b) ETTR per job: a horizontal bar each, the lowest first (at most 20).
+function drawEttr(report) {
+  const figure = $("plot-ettr");
+  const jobs = report.jobs.filter((j) => j.ettr != null).sort((a, b) => a.ettr - b.ettr).slice(0, 20);
+  const lowest = jobs.length ? jobs[0].ettr : 1;
+  // Near 100% every bar looks full: the axis starts at the tenth below the lowest (said on the axis).
+  const lo = lowest > 0.5 ? Math.max(0, Math.floor((lowest - 0.005) * 10) / 10) : 0;
+  const W = chartWidth(figure, 400), L = 84, R = 64, T = 8, B = 44, ROW = 24;
+  const H = T + B + Math.max(1, jobs.length) * ROW;
+  const xOf = (v) => L + ((v - lo) / (1 - lo)) * (W - L - R);
+  const frame = chartFrame("chart-ettr", W, H, "ETTR per job",
+    jobs.length ? `${jobs.length} jobs; lowest job ${jobs[0].job_id} at ${pct(jobs[0].ettr, 2)}; the cluster's ${pct(report.ettr, 2)}`
+                : "no job ran in the range");
+  const g = svg("g");
+  for (let i = 0; i <= 4; i += 1) {
+    const v = lo + ((1 - lo) * i) / 4;
+    g.append(svg("line", { class: "gridline", x1: xOf(v), x2: xOf(v), y1: T, y2: H - B }),
+             svg("text", { x: xOf(v), y: H - B + 16, "text-anchor": "middle", class: "muted" }, pct(v, lo > 0 ? 1 : 0)));
+  }
+  jobs.forEach((j, i) => {
+    const y = T + i * ROW + 4;
+    g.append(svg("text", { x: L - 8, y: y + 12, "text-anchor": "end" }, `job ${j.job_id}`),
+             svg("rect", { class: "bar", x: L, y, width: Math.max(1, xOf(j.ettr) - L),
+                           height: ROW - 8, "data-job": j.job_id },
+                 svg("title", {}, `job ${j.job_id}: ETTR ${pct(j.ettr, 2)}, ${j.interruptions} interruptions, ` +
+                                  `${span(j.lost_seconds)} lost of ${span(j.wall_seconds)}`)),
+             svg("text", { x: xOf(j.ettr) + 4, y: y + 12, class: "muted" }, pct(j.ettr, 2)));
+  });
+  if (!jobs.length) g.append(svg("text", { x: W / 2, y: T + 16, "text-anchor": "middle", class: "muted" }, "no job in the range"));
+  g.append(svg("line", { class: "axis", x1: L, x2: L, y1: T, y2: H - B }));
+  frame.append(g);
+  axisTitles(frame, W, H, L, B, `ETTR: productive / wall time${lo > 0 ? ` (axis from ${pct(lo, 0)})` : ""}`, "job");
+  figure.querySelector(".chart").replaceChildren(frame);
+  tableOf(figure.querySelector("table"), ["job", "GPUs", "ETTR", "interruptions", "lost", "wall"],
+          jobs.map((j) => [String(j.job_id), j.gpus == null ? "unknown" : `${j.gpus} (${j.gpus_basis})`, pct(j.ettr, 2),
+                           String(j.interruptions), span(j.lost_seconds), span(j.wall_seconds)]));
+}
+
+// (c) MTBF against job size: a bar per GPU bucket; a bucket without failures says so.
+function drawMtbf(report) {
+  const figure = $("plot-mtbf");
+  const buckets = report.mtbf;
+  const largest = Math.max(0, ...buckets.map((b) => b.mtbf_hours || 0));
+  const [scale, unit] = largest >= 2 ? [1, "hours"] : [60, "minutes"];
+  const W = chartWidth(figure, 400), H = 260, L = 64, R = 12, T = 12, B = 44;
+  const top = niceTop(largest * scale);
+  const yOf = (v) => H - B - (v / top) * (H - B - T);
+  const step = (W - L - R) / Math.max(1, buckets.length);
+  const frame = chartFrame("chart-mtbf", W, H, "MTBF against job size",
+    buckets.length ? buckets.map((b) => `${b.gpus} GPUs: ${b.mtbf_hours == null ? "no failure" : `${roundish(b.mtbf_hours * scale)} ${unit}`}`).join("; ")
+                   : "no job ran in the range");
+  const g = svg("g");
+  yAxis(g, L, W - R, yOf, top, roundish);
+  buckets.forEach((b, i) => {
+    const x = L + i * step + step * 0.2;
+    const width = step * 0.6;
+    const middle = L + i * step + step / 2;
+    if (b.mtbf_hours == null) {
+      g.append(svg("text", { x: middle, y: H - B - 6, "text-anchor": "middle", class: "muted" }, "no failure"));
+    } else {
+      const v = b.mtbf_hours * scale;
+      g.append(svg("rect", { class: "bar", x, y: yOf(v), width, height: H - B - yOf(v), "data-gpus": b.gpus },
+                   svg("title", {}, `${b.gpus} GPUs: MTBF ${roundish(v)} ${unit}, ${b.interruptions} interruptions in ` +
+                                    `${roundish(b.wall_hours)} job-hours of ${b.jobs} jobs`)),
+               svg("text", { x: middle, y: yOf(v) - 4, "text-anchor": "middle" }, `${roundish(v)}`));
+    }
+    g.append(svg("text", { x: middle, y: H - B + 16, "text-anchor": "middle", class: "muted" }, b.gpus));
+  });
+  g.append(svg("line", { class: "axis", x1: L, x2: W - R, y1: H - B, y2: H - B }),
+           svg("line", { class: "axis", x1: L, x2: L, y1: T, y2: H - B }));
+  frame.append(g);
+  axisTitles(frame, W, H, L, B, "job size (GPUs)", `MTBF (${unit})`);
+  figure.querySelector(".chart").replaceChildren(frame);
+  tableOf(figure.querySelector("table"), ["GPUs", "jobs", "interruptions", "job-hours", "MTBF (hours)"],
+          buckets.map((b) => [b.gpus, String(b.jobs), String(b.interruptions), roundish(b.wall_hours),
+                              b.mtbf_hours == null ? "no failure" : roundish(b.mtbf_hours)]));
+}
+
+// The advice per job and size: the advised first; jobs not advised for the same reason share a line.
+function adviceItems(report) {
+  const advised = report.advice.filter((a) => a.advice);
+  const unadvised = new Map();
+  for (const a of report.advice.filter((x) => !x.advice)) {
+    const key = `${a.gpus}\u0000${a.sentence}`;
+    if (!unadvised.has(key)) unadvised.set(key, { ...a, jobs: [] });
+    unadvised.get(key).jobs.push(a.job_id);
+  }
+  return [...advised.map((a) => adviceItem({ ...a, jobs: [a.job_id] })), ...[...unadvised.values()].map(adviceItem),
+          ...report.size_advice.map((a) => adviceItem({ ...a, jobs: [] }))];
+}
+
+function adviceItem(a) {
+  const jobs = a.jobs.length > 1 ? `Jobs ${a.jobs.join(", ")}` : `Job ${a.jobs[0]}`;
+  const who = a.job_id == null ? `Jobs of ${a.gpus} GPUs` : `${jobs} (${a.gpus} GPUs)`;
+  const inputs = a.advice
+    ? `interval ${span(a.interval_s)} and save ${span(a.save_s)} (${a.measures === 1 ? "1 measure" : `medians of ${a.measures} measures`}); ` +
+      `MTBF ${span(a.mtbf_s)} (${a.mtbf_from}); restart ${span(a.restart_s)} (${a.restart_from}); ` +
+      `ETTR ${pct(a.advice.ettr_current, 2)} now, ${pct(a.advice.ettr_optimal, 2)} at the optimum`
+    : `${a.jobs.length > 1 ? "" : `${a.measures} measure${a.measures === 1 ? "" : "s"} on record; `}MTBF ${span(a.mtbf_s)} (${a.mtbf_from})`;
+  return el("li", { className: a.advice ? "advised" : "", dataset: { jobs: a.jobs.join(" "), gpus: a.gpus } },
+    el("div", {}, el("strong", {}, `${who}: `), a.sentence), el("div", { className: "inputs" }, inputs));
+}
+
+function partCell(part) {
+  const text = part.seconds == null ? "?" : `${part.basis === "estimated" ? "~" : ""}${roundish(part.seconds)} s`;
+  return el("td", { className: "part", title: `${part.basis}: ${part.note}`, dataset: { part: part.part } }, text);
+}
+
+function costIncidentRow(c) {
+  const parts = Object.fromEntries(c.parts.map((p) => [p.part, p]));
+  const lost = c.lost_gpu_hours == null ? span(c.lost_seconds) : `${roundish(c.lost_gpu_hours)} GPU-h`;
+  return el("tr", { dataset: { incident: c.incident_id } },
+    el("td", { className: "time", title: c.detected_at }, time(c.detected_at, true)),
+    el("td", { className: "job" }, jobButton(c.job_id), c.attempt != null ? ` #${c.attempt}` : ""),
+    el("td", {}, c.failure_class || c.kind || ""),
+    el("td", {}, c.action ? c.action.replaceAll("_", " ") : "—"),
+    el("td", {}, c.gpus == null ? "unknown" : `${c.gpus} (${c.gpus_basis})`),
+    ...PARTS.map(([p]) => partCell(parts[p])),
+    el("td", { className: "part" }, lost));
+}
+
+function renderCost(report) {
+  const figure = (text, label) => el("span", {}, el("span", { className: "figure" }, text), ` ${label}`);
+  $("cost-summary").replaceChildren(
+    figure(String(report.interruptions), "interruptions"),
+    figure(report.lost_gpu_hours > 0 ? roundish(report.lost_gpu_hours) : span(report.lost_seconds),
+           report.lost_gpu_hours > 0 ? "GPU-hours lost" : "lost (GPUs unknown)"),
+    figure(pct(report.ettr, 2), `ETTR (weighted by ${report.ettr_weighting.replace("_", "-")}, an upper bound)`),
+    figure(report.interruptions_per_1k_gpu_hours == null ? "—" : roundish(report.interruptions_per_1k_gpu_hours),
+           "interruptions per 1,000 GPU-hours"));
+  drawLost(report);
+  drawEttr(report);
+  drawMtbf(report);
+  const advice = adviceItems(report);
+  $("cost-advice").replaceChildren(...(advice.length ? advice : [el("li", { className: "muted" }, "no job in the range")]));
+  fill($("cost-incidents").tBodies[0], report.incidents.filter((c) => c.interrupted).map(costIncidentRow), 10,
+       "no interruption in the range");
+  $("cost-notes").replaceChildren(...report.notes.map((n) => el("li", {}, n)));
+}
+
+async function loadCost(force) {
+  const since = $("cost-since").value;
+  if (!force && since === cost.since && Date.now() - cost.loadedAt < COST_POLL_MS) return;
+  const report = await api(`/console/api/cost?${query({ since })}`);
+  cost.since = since;
+  cost.loadedAt = Date.now();
+  cost.report = report;
+  renderCost(report);
+}
+
+function showView() {
+  const onCost = location.hash === "#cost";
+  state.view = onCost ? "cost" : "ops";
+  document.querySelector("main").classList.toggle("cost-view", onCost);
+  $("cost-panel").hidden = !onCost;
+  if (onCost) $("view-cost").setAttribute("aria-current", "page"); else $("view-cost").removeAttribute("aria-current");
+  if (!onCost) $("view-ops").setAttribute("aria-current", "page"); else $("view-ops").removeAttribute("aria-current");
+  if (onCost) cost.loadedAt = 0;  // fresh figures on entering
+  refresh();
+}
+
 // --- polling -----------------------------------------------------------------------------------
 
 function showBanner(text, bad) {
@@ -406,8 +722,8 @@ async function refresh() {
     do {
       state.again = false;
       try {
-        await Promise.all([loadOverview(), loadJobs(), loadIncidents(),
-                           state.job !== null ? loadTimeline() : null]);
+        if (state.view === "cost") await Promise.all([loadOverview(), loadCost(false)]);
+        else await Promise.all([loadOverview(), loadJobs(), loadIncidents(), state.job !== null ? loadTimeline() : null]);
         if ($("banner").classList.contains("bad")) showBanner("", false);
       } catch (err) {
         if (err.status !== 401) showBanner(`Cannot update: ${err.message}`, true);
@@ -450,7 +766,11 @@ function start() {
   $("override-form").addEventListener("submit", submitOverride);
   $("override-cancel").addEventListener("click", () => $("override-dialog").close());
 
-  if (token()) refresh(); else askToken();
+  $("cost-since").addEventListener("change", () => { cost.loadedAt = 0; refresh(); });
+  window.addEventListener("hashchange", showView);
+
+  showView();  // and the first refresh, once there is a token
+  if (!token()) askToken();
   setInterval(() => { if (!document.hidden) refresh(); }, POLL_MS);
   document.addEventListener("visibilitychange", () => { if (!document.hidden) refresh(); });
 }
