@@ -23,8 +23,8 @@ test: setup lint
 	@mkdir -p $(dir $(CONTAINERS_LOG)); status=0; \
 	  nice -n 10 $(VENV)/bin/pytest -q -p no:cacheprovider tests/containers >$(CONTAINERS_LOG) 2>&1 & \
 	  containers=$$!; \
-	  $(VENV)/bin/pytest -q -p no:cacheprovider --durations=15 tests/unit tests/workflow tests/integration tests/e2e \
-	    || status=$$?; \
+	  $(VENV)/bin/pytest -q -p no:cacheprovider -n 2 tests/unit tests/workflow || status=$$?; \
+	  $(VENV)/bin/pytest -q -p no:cacheprovider --durations=15 tests/integration tests/e2e || status=$$?; \
 	  wait $$containers || status=$$?; \
 	  echo "== tests/containers (run beside the rest, output in $(CONTAINERS_LOG)):"; \
 	  cat $(CONTAINERS_LOG); \
@@ -38,9 +38,9 @@ lint: setup
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-# Unit and workflow tests: no Slurm, no sandbox; under a minute.
+# Unit and workflow tests: no Slurm, no sandbox; under a minute, on both cores (pytest-xdist).
 test-fast: setup
-	$(VENV)/bin/pytest -q -p no:cacheprovider tests/unit tests/workflow
+	$(VENV)/bin/pytest -q -p no:cacheprovider -n 2 tests/unit tests/workflow
 
 up: setup
 	$(RESPAWN) sandbox up

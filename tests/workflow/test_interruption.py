@@ -137,7 +137,7 @@ async def test_a_crash_after_a_not_interrupted_incident_opens_the_attempts_next_
             "environments": {"demo": {"max_mode": "action"}},
             "logs": {"job_output": str(tmp_path / "slurm-{job_id}.out")},
             "audit_db": str(tmp_path / "audit.db"),
-            "detector": {"settle_s": 1, "confirm_window_s": 5},
+            "detector": {"settle_s": 1, "confirm_window_s": 2},
         }
     )
     enrolment = Enrolment(environment="demo", mode=Mode.ACTION)
