@@ -1,11 +1,14 @@
 """The recovery loop end to end: real Slurm sandbox, real Temporal, real DDP job,
 Respawn's detector and worker as real processes."""
 
+import re
 import urllib.request
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from respawn.audit.cost import Basis, Part, report_from_trail
 from respawn.audit.trail import EventType
 from respawn.config.cluster import Listen
 from respawn.sandbox.workload.faults import FaultKind, inject
@@ -56,6 +59,27 @@ async def test_xid_on_node2_requeues_without_node2_and_completes_from_checkpoint
     assert decided.details["exclude"] == ["node2"]
     resumed = next(r for r in rows if r.event_type is EventType.RESUMED)
     assert resumed.details["resumed_from"] >= 10
+
+    # What it cost (issue 15, respawn/audit/cost.py): the work redone since the checkpoint at the
+    # job's 0.3 s steps, and the three latencies measured between the recorded times.
+    first_attempt = cluster.output(job_id).split("resumed from checkpoint", 1)[0]
+    last_step = max(int(m) for m in re.findall(r"\bstep (\d+)/\d+ loss", first_attempt))
+    report = report_from_trail(
+        cluster.audit,
+        cluster.config.cluster,
+        cluster.config.accounting,
+        decided.at - timedelta(hours=1),
+        datetime.now(UTC),
+    )
+    [cost] = [c for c in report.incidents if c.job_id == job_id]
+    assert cost.interrupted and cost.complete
+    redone = cost.part(Part.WORK_REDONE)
+    assert redone.basis is Basis.ESTIMATED
+    assert redone.seconds == pytest.approx((last_step - resumed.details["resumed_from"]) * 0.3, rel=0.5, abs=0.6)
+    bounds = {Part.FAULT_TO_DETECTION: 3, Part.DETECTION_TO_ACTION: 5, Part.ACTION_TO_TRAINING: 90}
+    for part, most in bounds.items():
+        measured = cost.part(part)
+        assert measured.basis is Basis.MEASURED and measured.seconds is not None and 0 <= measured.seconds < most, part
 
     # Respawn's own metrics counted it, each in the process where it happened (the first incident of the module).
     detector, worker = _scrape(cluster.config.telemetry.detector), _scrape(cluster.config.telemetry.worker)
