@@ -64,10 +64,11 @@ class Profile:
 
 # Respawn's sandbox figures (BENCHMARKS.md, "Recovery latency", 2026-12-01, medians of 5):
 # detection 0.42 s, action 1.66 s. Fault to first step again on the sandbox (issue 14,
-# benchmarks/layered_recovery.py): about 9 s in place (the launcher relaunches the step), about
-# 15 s by requeue; less detection and action, the restart parts are 9 − 2.08 and 15 − 2.08 s.
+# benchmarks/layered_recovery.py, BENCHMARKS.md, median of 5): 6.53 s in place (the launcher
+# relaunches the step), 10.54 s by requeue; less detection and action, the restart parts are
+# 6.53 − 2.08 and 10.54 − 2.08 s.
 RESPAWN_DETECTION_S, RESPAWN_ACTION_S = 0.42, 1.66
-IN_PLACE_FAULT_TO_STEP_S, REQUEUE_FAULT_TO_STEP_S = 9.0, 15.0
+IN_PLACE_FAULT_TO_STEP_S, REQUEUE_FAULT_TO_STEP_S = 6.53, 10.54
 _RESPAWN_PARTS = RESPAWN_DETECTION_S + RESPAWN_ACTION_S
 PROFILES = (
     # NVIDIA Recovery's production means (as BENCHMARKS.md quotes them): 69 s detection, 94 s

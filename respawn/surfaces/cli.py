@@ -552,6 +552,7 @@ def _replay(args: argparse.Namespace) -> int:
     from datetime import UTC, datetime
 
     from respawn.attribution.runbook import Catalogue
+    from respawn.audit.cost import report_from_trail
     from respawn.audit.trail import AuditTrail
     from respawn.surfaces.replay import read_rows, replay
 
@@ -564,12 +565,14 @@ def _replay(args: argparse.Namespace) -> int:
         print(f"respawn: {' '.join(str(exc).split())[:300]}", file=sys.stderr)
         return 2
     catalogue = Catalogue.load(args.runbooks or config.runbooks)
-    results = replay(read_rows(AuditTrail(config.audit_db), config.cluster), catalogue, budgets, since)
+    trail = AuditTrail(config.audit_db)
+    costs = report_from_trail(trail, config.cluster, config.accounting, since, datetime.now(UTC)).incidents
+    results = replay(read_rows(trail, config.cluster), catalogue, budgets, since, costs)
     shown = [r.row() for r in results if args.all or r.changed or not r.replayable]
     if args.json:
         _json(shown)
         return 0
-    _table(shown, ["incident_id", "failure_class", "before", "after", "after_exclude", "why"])
+    _table(shown, ["incident_id", "failure_class", "before", "after", "after_exclude", "effect_seconds", "why"])
     changed = sum(r.changed for r in results)
     stale = sum(not r.replayable for r in results)
     print(

@@ -16,6 +16,7 @@ be replayed; nor can incidents recorded before the allocation was (`not replayab
 Pure over the rows it is given, apart from reading them: tested without Temporal or Slurm.
 """
 
+import statistics
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -23,6 +24,7 @@ from respawn.activities.assessment import past_incidents
 from respawn.attribution.attribute import classify_text
 from respawn.attribution.matcher import Matcher
 from respawn.attribution.runbook import Catalogue
+from respawn.audit.cost import IncidentCost, Part
 from respawn.audit.details import AttributedDetails, DecidedDetails
 from respawn.audit.trail import AuditRow, AuditTrail, EventType
 from respawn.config.cluster import Budgets
@@ -42,6 +44,13 @@ class Replayed:
     after_exclude: list[str]
     why: str  # the new decision's reason, or why it could not be replayed
     reread: bool = False  # the deciding line was put in another class by the new patterns
+    # What the recorded decision cost (respawn/audit/cost.py), and the change's estimated effect
+    # on it (negative: less lost); None where the rows cannot tell (`effect_note` says why).
+    lost_seconds: float | None = None
+    lost_gpu_hours: float | None = None
+    effect_seconds: float | None = None
+    effect_gpu_hours: float | None = None
+    effect_note: str = ""
 
     @property
     def replayable(self) -> bool:
@@ -67,13 +76,23 @@ class Replayed:
             "replayable": self.replayable,
             "reread": self.reread,
             "why": self.why,
+            "lost_seconds": self.lost_seconds,
+            "lost_gpu_hours": self.lost_gpu_hours,
+            "effect_seconds": self.effect_seconds,
+            "effect_gpu_hours": self.effect_gpu_hours,
+            "effect_note": self.effect_note,
         }
 
 
 def replay(
-    rows: list[AuditRow], catalogue: Catalogue, budgets: Budgets, since: datetime | None = None
+    rows: list[AuditRow],
+    catalogue: Catalogue,
+    budgets: Budgets,
+    since: datetime | None = None,
+    costs: list[IncidentCost] | None = None,
 ) -> list[Replayed]:
-    """Every incident decided since `since`, decided again with `catalogue` and `budgets`."""
+    """Every incident decided since `since`, decided again with `catalogue` and `budgets`; with
+    the incidents' `costs` (the accounting of the same trail), each change's estimated effect."""
     matcher = Matcher.from_catalogue(catalogue)
     attributed = {r.incident_id: r for r in rows if r.event_type is EventType.ATTRIBUTED}
     decided = [r for r in rows if r.event_type is EventType.DECIDED and r.incident_id]
@@ -84,7 +103,47 @@ def replay(
             continue
         earlier = [r for r in decided if r.job_id == row.job_id and r.id < row.id]
         out.append(_again(row, attributed.get(row.incident_id), earlier, relaunched, catalogue, matcher, budgets))
-    return out
+    return [_effect(r, costs) for r in out] if costs is not None else out
+
+
+def _effect(r: Replayed, costs: list[IncidentCost]) -> Replayed:
+    """The change's effect on lost time, estimated from what the trail measured. The recovery an
+    incident went through is its time from detection to training again; a rung's typical
+    recovery is the median of the incidents in the trail that took it."""
+    by_id = {c.incident_id: c for c in costs}
+    cost = by_id.get(r.incident_id)
+    if cost is None:
+        return replace(r, effect_note="no accounting for the incident in the range")
+    recorded = replace(r, lost_seconds=cost.lost_seconds, lost_gpu_hours=cost.lost_gpu_hours)
+    if not r.changed:
+        return recorded
+    if r.before == r.after:
+        return replace(recorded, effect_seconds=0.0, effect_gpu_hours=0.0 if cost.gpus else None,
+                       effect_note="the same rung, other exclusions: the same recovery")  # fmt: skip
+    spent = _recovery(cost)
+    typical: dict[str, list[float]] = {}
+    for c in costs:
+        if c.action and c.interrupted and (seconds := _recovery(c)) is not None:
+            typical.setdefault(c.action, []).append(seconds)
+    if r.after == "stop":
+        if spent is None:
+            return replace(recorded, effect_note="its recovery's parts are not all on record")
+        effect, note = -spent, "its recovery not spent; the job's remaining training is forgone instead (not counted)"
+    elif r.after in typical and (spent is not None or r.before == "stop"):
+        effect = statistics.median(typical[r.after]) - (spent or 0.0)
+        note = (
+            f"the median recovery of the trail's {len(typical[r.after])} {r.after} incident(s) in place of this one's"
+        )
+    else:
+        return replace(recorded, effect_note=f"no {r.after} incident in the range to estimate its recovery from")
+    gpu_hours = effect * cost.gpus / 3600 if cost.gpus else None
+    return replace(recorded, effect_seconds=round(effect, 3), effect_gpu_hours=gpu_hours, effect_note=note)
+
+
+def _recovery(cost: IncidentCost) -> float | None:
+    """Detection to training again: what a rung costs besides the fault and the work redone."""
+    parts = [cost.part(Part.DETECTION_TO_ACTION).seconds, cost.part(Part.ACTION_TO_TRAINING).seconds]
+    return None if any(p is None for p in parts) else sum(p for p in parts if p is not None)
 
 
 def read_rows(trail: AuditTrail, cluster: str) -> list[AuditRow]:

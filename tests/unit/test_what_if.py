@@ -5,12 +5,14 @@ an edited copy (exactly the incidents of the edited class change)."""
 
 import json
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 import yaml
 
 from respawn.attribution.runbook import DEFAULT_DIR, Catalogue
+from respawn.audit.cost import Basis, GpuBasis, IncidentCost, Part, PartCost
 from respawn.audit.details import AttributedDetails, DecidedDetails
 from respawn.audit.trail import AuditTrail, EventType, incident_event
 from respawn.config.cluster import Budgets
@@ -151,3 +153,44 @@ def test_the_command_prints_the_changes_and_json_for_scripts(tmp_path, capsys, m
     assert "0 would be decided otherwise, 1 not replayable" in capsys.readouterr().out
     with pytest.raises(SystemExit):  # argparse's usage error
         cli.main(["replay", "--config", str(config), "--since", "7 days"])
+
+
+def _cost(iid: str, job_id: int, action: str, act_s: float, train_s: float) -> IncidentCost:
+    seconds = {Part.WORK_REDONE: 3.0, Part.FAULT_TO_DETECTION: 0.2, Part.DETECTION_TO_ACTION: act_s,
+               Part.ACTION_TO_TRAINING: train_s}  # fmt: skip
+    return IncidentCost(
+        incident_id=iid, job_id=job_id, attempt=0, detected_at=datetime.now(UTC), kind="log_line",
+        failure_class="gpu_hardware", action=action, phase="resumed", interrupted=True, gpus=16,
+        gpus_basis=GpuBasis.REPORTED,
+        parts=[PartCost(part=p, seconds=s, gpu_hours=s * 16 / 3600, basis=Basis.MEASURED) for p, s in seconds.items()],
+        lost_seconds=sum(seconds.values()), lost_gpu_hours=sum(seconds.values()) * 16 / 3600, complete=True,
+    )  # fmt: skip
+
+
+def test_the_effect_of_a_change_is_estimated_from_what_the_trail_measured(tmp_path):
+    trail = trail_with_incidents(tmp_path)
+    # The two Xid incidents were requeued without n2 (1.8 s to act, 8.5 s to train again); the
+    # watchdog timeout was a plain requeue (1.7 s, 9.0 s).
+    costs = [
+        _cost("incident-c-1-0", 1, "restart_excluding", 1.8, 8.5),
+        _cost("incident-c-2-0", 2, "restart", 1.7, 9.0),
+        _cost("incident-c-3-0", 3, "restart_excluding", 1.9, 8.3),
+    ]
+    edited = tmp_path / "runbooks"
+    shutil.copytree(DEFAULT_DIR, edited)
+    book = yaml.safe_load((edited / "gpu_hardware.yaml").read_text())
+    book["ladder"] = [{"action": "stop"}]
+    (edited / "gpu_hardware.yaml").write_text(yaml.safe_dump(book, sort_keys=False))
+    results = {r.incident_id: r for r in replay(read_rows(trail, "c"), Catalogue.load(edited), Budgets(), None, costs)}
+    stopped = results["incident-c-1-0"]
+    assert stopped.lost_seconds == pytest.approx(13.5)
+    assert stopped.effect_seconds == pytest.approx(-10.3)  # its recovery not spent ...
+    assert stopped.effect_gpu_hours == pytest.approx(-10.3 * 16 / 3600)
+    assert "remaining training is forgone" in stopped.effect_note  # ... and what that leaves out
+    unchanged = results["incident-c-2-0"]
+    assert not unchanged.changed and unchanged.effect_seconds is None and unchanged.lost_seconds == pytest.approx(13.9)
+    # A rung the range never took cannot be estimated: said, not guessed.
+    none = {
+        r.incident_id: r for r in replay(read_rows(trail, "c"), Catalogue.load(), Budgets(max_restarts=0), None, [])
+    }
+    assert none["incident-c-1-0"].effect_note == "no accounting for the incident in the range"
