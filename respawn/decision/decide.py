@@ -148,11 +148,12 @@ def _in_job(
     """The in-job rungs: the allocation is kept and the launcher relaunches the step, on the
     same nodes or without the suspects on spares. Each falls back one layer, to the requeue,
     when the job cannot do it; the fallback travels with the decision for when the relaunch fails."""
+    # The requeue the runbook's rung stands for: exactly the decision a job without the launcher gets.
+    fallback = _requeue(action.fallback, attribution, suspects, keep, shape, occurrence, systemic)
     if suspects and not systemic:
         action = Action.REPLACE_NODE  # the same nodes would meet the same fault: the finest rung without it
     elif action is Action.REPLACE_NODE:
         action = Action.RESTART_IN_PLACE  # nobody to replace (or systemic: no new exclusions)
-    fallback = _requeue(action.fallback, attribution, suspects, keep, shape, occurrence, systemic)
     if launcher is None or not launcher.relaunchable:
         why = "no launcher in the job" if launcher is None else f"the job's launcher is {launcher.state.value}"
         return fallback.model_copy(update={"reason": f"{fallback.reason} ({why}: the ladder goes on at the requeue)"})

@@ -314,3 +314,30 @@ def test_a_persisting_fault_climbs_the_built_in_ladder_from_the_allocation_to_th
             ),
         ]
     assert actions == [Action.RESTART_IN_PLACE, Action.REPLACE_NODE, Action.RESTART_EXCLUDING, Action.STOP]
+
+
+def test_without_a_launcher_every_built_in_ladder_decides_as_its_requeue_ladder_would():
+    """A job without the launcher: behaviour unchanged. Every runbook, every occurrence, with and
+    without a node to blame, systemic or not: the same action, exclusions and reason as the ladder
+    with each in-job rung written as the requeue it stands for."""
+    catalogue = Catalogue.load()
+    for book in catalogue.runbooks.values():
+        requeue = book.model_copy(
+            update={"ladder": [r.model_copy(update={"action": r.action.fallback}) for r in book.ladder]}
+        )
+        for occurrence in range(1, 5):
+            past = [
+                PastIncident(attempt=i, failure_class=book.failure_class, nodes=["n2"]) for i in range(occurrence - 1)
+            ]
+            for nodes in ([], ["n2"]):
+                attribution = Attribution(
+                    failure_class=book.failure_class, cause_layer=book.cause_layer, node_implicated=bool(nodes),
+                    nodes=nodes, recoverable_by_restart=True, pattern="p",
+                )  # fmt: skip
+                for systemic in (False, True):
+                    history = JobHistory(restarts=0, incidents=past)
+                    got = decide(attribution, book, history, BUDGETS, WIDE, 10 * occurrence, systemic=systemic)
+                    want = decide(attribution, requeue, history, BUDGETS, WIDE, 10 * occurrence, systemic=systemic)
+                    case = (book.failure_class, occurrence, nodes, systemic)
+                    assert (got.action, got.exclude, got.fallback) == (want.action, want.exclude, None), case
+                    assert got.reason.split(" (no launcher in the job")[0] == want.reason, case
