@@ -108,7 +108,9 @@ def container_lab_config(lab: ContainerLab, transport: SchedulerAccess = Schedul
 
 
 # The 24.11 chroot lab's own ports for Respawn's processes (the sandbox's are 18080, 19201, 19202).
-CHROOT_RESPAWN_PORTS = {"server": 48080, "detector": 49201, "worker": 49202}
+# Below Linux's ephemeral range (32768-60999), like the lab's Slurm ports: an outgoing connection
+# could hold one of those when the process comes to bind it.
+CHROOT_RESPAWN_PORTS = {"server": 25080, "detector": 25201, "worker": 25202}
 
 
 def chroot_lab_config(lab: Lab) -> ClusterConfig:
