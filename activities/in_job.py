@@ -8,8 +8,6 @@ died posts the same instruction again and reads what the launcher did: nothing t
 """
 
 import asyncio
-import os
-import stat
 import time
 from pathlib import Path
 
@@ -19,6 +17,7 @@ from respawn.launcher import channel
 from respawn.scheduler.errors import SchedulerError
 from respawn.scheduler.states import JobState
 from respawn.services import Services
+from respawn.sources.joblog import output_size
 from respawn.wire.incident import Relaunched, RelaunchRequest
 
 _POLL_S = 0.2
@@ -73,7 +72,7 @@ class InJobActivities:
             detail=ack.detail,
             generation=generation,
             nodes=list(ack.nodes),
-            log_end=_size(self._s.config.job_output(req.job_id)),
+            log_end=output_size(self._s.config.job_output(req.job_id)),
         )
 
 
@@ -90,12 +89,3 @@ def _generation_for(ch: Path, incident_id: str) -> int:
         status.generation if status is not None else 0,
     )
     return newest + 1
-
-
-def _size(path: Path) -> int | None:
-    """How far the job's output goes now, without following a link the job planted."""
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return None
-    return info.st_size if stat.S_ISREG(info.st_mode) else None

@@ -89,6 +89,18 @@ _QUICK = _Options(
 )
 # Scheduler actions heartbeat: a worker killed mid-action is replaced in seconds.
 _ACTION = _Options(**_QUICK, heartbeat_timeout=timedelta(seconds=5))
+
+
+def _long_poll(timeout_s: float) -> _Options:
+    """A long poll (follow, reconciliation, relaunch): it heartbeats, so a dead worker is noticed
+    in seconds, and it may run its own timeout plus a margin."""
+    return _Options(
+        start_to_close_timeout=timedelta(seconds=timeout_s + 30),
+        heartbeat_timeout=timedelta(seconds=5),
+        retry_policy=_SCHEDULER_RETRY,
+    )
+
+
 # Activity error types that mean the job is no longer ours to recover.
 JOB_GONE = {"JobGone", "JobNotFound", "JobFinished", "WatchdogReleased"}
 # Once the incident acts (or has closed) an override can no longer change it.
@@ -427,12 +439,7 @@ class IncidentWorkflow:
             timeout_s=inp.follow_timeout_s,
             in_job=in_job,
         )
-        long_poll = _Options(
-            start_to_close_timeout=timedelta(seconds=inp.follow_timeout_s + 30),
-            heartbeat_timeout=timedelta(seconds=5),
-            retry_policy=_SCHEDULER_RETRY,
-        )
-        return follow, long_poll
+        return follow, _long_poll(inp.follow_timeout_s)
 
     async def _relaunch(
         self,
@@ -457,9 +464,7 @@ class IncidentWorkflow:
                 reason=decision.reason,
                 timeout_s=inp.relaunch_timeout_s,
             ),
-            start_to_close_timeout=timedelta(seconds=inp.relaunch_timeout_s + 30),
-            heartbeat_timeout=timedelta(seconds=5),
-            retry_policy=_SCHEDULER_RETRY,
+            **_long_poll(inp.relaunch_timeout_s),
         )
         if not relaunched.done:
             fallback = decision.fallback or decision.action.fallback
@@ -603,9 +608,7 @@ class IncidentWorkflow:
         return await workflow.execute_activity_method(
             AdviceActivities.await_reconciliation,
             ref,
-            start_to_close_timeout=timedelta(seconds=inp.reconcile_timeout_s + 30),
-            heartbeat_timeout=timedelta(seconds=5),
-            retry_policy=_SCHEDULER_RETRY,
+            **_long_poll(inp.reconcile_timeout_s),
         )
 
     async def _assess(self, iid: str, inp: IncidentInput) -> tuple[Gathered, Assessment]:

@@ -42,7 +42,7 @@ from respawn.scheduler.slurm import JobInfo, NodeInfo
 from respawn.scheduler.states import ENDED, JobState
 from respawn.services import Services
 from respawn.sources.gpu_metrics import GpuMetrics, XidWatch
-from respawn.sources.joblog import UnsafeOutput, kernel_message, read_lines
+from respawn.sources.joblog import UnsafeOutput, kernel_message, output_size, read_lines
 from respawn.sources.taskprobe import stopped_tasks
 from respawn.surfaces import telemetry
 from respawn.wire.incident import Acting, Detection, DetectionKind, IncidentInput, IncidentResult, Phase, incident_id
@@ -264,7 +264,7 @@ class Detector:
         )
         if job.state == "RUNNING" and job.start_time is not None and job.start_time < self._started:
             # Running before we started: what it printed then is history, not news.
-            watch.log_offset = _size(self._s.config.job_output(job.job_id))
+            watch.log_offset = output_size(self._s.config.job_output(job.job_id)) or 0
         self._jobs[job.job_id] = watch
         self._record_enrolment(job, watch)
         return watch
@@ -411,7 +411,7 @@ class Detector:
             if path is None:
                 continue
             if node.name not in self._kernel_offsets:
-                self._kernel_offsets[node.name] = _size(path)  # history is not news
+                self._kernel_offsets[node.name] = output_size(path) or 0  # history is not news
             try:
                 lines, self._kernel_offsets[node.name] = read_lines(path, self._kernel_offsets[node.name])
             except UnsafeOutput as exc:  # one node's log must not stop the others' (logged once a poll)
@@ -537,10 +537,3 @@ def _modified(path: Path) -> datetime | None:
         return datetime.fromtimestamp(os.lstat(path).st_mtime, UTC)
     except (OSError, ValueError, OverflowError):
         return None
-
-
-def _size(path: Path) -> int:
-    try:
-        return os.lstat(path).st_size
-    except OSError:
-        return 0

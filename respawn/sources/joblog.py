@@ -85,6 +85,16 @@ def read_lines(
     return [_decode(raw) for raw in raws], start + skip + used
 
 
+def output_size(path: Path) -> int | None:
+    """How far a job's output (or a kernel log) goes now, without following a link the job
+    planted: None when it is missing or not a regular file."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return info.st_size if stat.S_ISREG(info.st_mode) else None
+
+
 def tail_lines(path: Path, count: int, max_bytes: int = MAX_BYTES, *, owner_uid: int | None = None) -> list[str]:
     """The last `count` complete lines of a file (within its last `max_bytes`).
 

@@ -295,3 +295,16 @@ def test_the_detector_reads_only_the_kernels_lines_of_a_kernel_log(tmp_path: Pat
         out.write(f"{stamp()} node2 kernel: [ 99.000001] {XID}\n")
     hits = Detector._scan_kernel_logs(owner, nodes)
     assert set(hits) == {"node2"} and "node2 kernel:" in hits["node2"][1]
+
+
+def test_the_outputs_size_is_its_own_never_a_planted_links_targets(tmp_path):
+    from respawn.sources.joblog import output_size
+
+    out = tmp_path / "slurm-7.out"
+    out.write_text("step 1 loss 0.5\n")
+    assert output_size(out) == 16
+    target = tmp_path / "big"
+    target.write_text("x" * 1000)
+    link = tmp_path / "slurm-8.out"
+    link.symlink_to(target)
+    assert output_size(link) is None and output_size(tmp_path / "missing.out") is None and output_size(tmp_path) is None
