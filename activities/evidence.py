@@ -1,6 +1,5 @@
 import asyncio
 import logging
-import os
 from datetime import UTC, datetime
 
 from temporalio import activity
@@ -13,7 +12,15 @@ from respawn.scheduler.slurm import JobInfo
 from respawn.scheduler.states import JobState
 from respawn.services import Services
 from respawn.sources.gpu_metrics import GpuMetrics, MetricsError, unavailable_line
-from respawn.sources.joblog import UnsafeOutput, kernel_message, logged_at, rank_of, read_lines, tail_lines
+from respawn.sources.joblog import (
+    UnsafeOutput,
+    kernel_message,
+    logged_at,
+    rank_of,
+    read_lines,
+    reads_any_file,
+    tail_lines,
+)
 from respawn.wire.evidence import Evidence, LineSource, LogLine
 from respawn.wire.incident import Detection, DetectionKind, Gathered, GatherRequest
 from respawn.wire.launcher import LauncherView
@@ -22,6 +29,7 @@ log = logging.getLogger("respawn.wire.evidence")
 _KERNEL_TAIL_LINES = 200
 _OUTPUT_BYTES = 4 << 20  # of the attempt's output read for its evidence
 _JOB_RESTARTS = 20  # lines of the job's own launcher restarting its workers kept
+_READS_ANY_FILE = reads_any_file()  # once: the process keeps its capabilities
 # Respawn's own findings, by the kind of detection that carried them.
 _FINDINGS = {
     DetectionKind.HANG: LineSource.DETECTOR,
@@ -171,8 +179,8 @@ class EvidenceActivities:
 
 
 def _owner(job: JobInfo) -> int | None:
-    """Run as root, only the job's own user's file is its output."""
-    return job.user_id if os.geteuid() == 0 else None
+    """Able to read any file (root, CAP_DAC_READ_SEARCH), only the job's own user's file is its output."""
+    return job.user_id if _READS_ANY_FILE else None
 
 
 def _during(kernel: list[str], start: datetime | None) -> list[str]:

@@ -42,7 +42,7 @@ from respawn.scheduler.slurm import JobInfo, NodeInfo
 from respawn.scheduler.states import ENDED, JobState
 from respawn.services import Services
 from respawn.sources.gpu_metrics import GpuMetrics, XidWatch
-from respawn.sources.joblog import UnsafeOutput, kernel_message, output_size, read_lines
+from respawn.sources.joblog import UnsafeOutput, kernel_message, output_size, read_lines, reads_any_file
 from respawn.sources.taskprobe import stopped_tasks
 from respawn.surfaces import telemetry
 from respawn.wire.incident import Acting, Detection, DetectionKind, IncidentInput, IncidentResult, Phase, incident_id
@@ -55,7 +55,7 @@ log = logging.getLogger("respawn.detection.detector")
 _WATCHDOG_INTERVAL_S = 1.0
 
 
-_AS_ROOT = os.geteuid() == 0
+_AS_ROOT = reads_any_file()  # root, or a user given CAP_DAC_READ_SEARCH
 
 
 @dataclass
@@ -317,7 +317,7 @@ class Detector:
         watch.state = rules.advance(watch.state, job, read_from=watch.log_offset)
         relaunches = self._relaunches(job, watch.state)  # before the lines: see rules.Seen.relaunches
         path = self._s.config.job_output(job.job_id)
-        # Run as root, the detector reads only what the job's own user owns: a job cannot point it elsewhere.
+        # Able to read any file, the detector reads only what the job's own user owns: a job cannot point it elsewhere.
         owner = job.user_id if _AS_ROOT else None
         lines, watch.log_offset = read_lines(path, watch.log_offset, owner_uid=owner)
         findings: list[Finding] = []

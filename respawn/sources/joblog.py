@@ -42,6 +42,29 @@ _KINDS = (
 )
 
 
+# CAP_DAC_OVERRIDE (1) and CAP_DAC_READ_SEARCH (2): either reads files their modes refuse.
+_READ_ANY_CAPS = (1 << 1) | (1 << 2)
+
+
+def reads_any_file(euid: int | None = None, proc_status: str | None = None) -> bool:
+    """Whether this process may read files whose modes refuse it: root, or a user holding
+    CAP_DAC_READ_SEARCH or CAP_DAC_OVERRIDE (the service user of deploy/systemd/). Such a
+    reader takes a job's output only from the job's own user (`owner_uid`): a job cannot
+    point it at another's file. When its capabilities cannot be read it checks the owner
+    too, which refuses nothing Slurm wrote."""
+    if (os.geteuid() if euid is None else euid) == 0:
+        return True
+    if proc_status is None:
+        try:
+            proc_status = Path("/proc/self/status").read_text()
+        except OSError:
+            return True
+    for line in proc_status.splitlines():
+        if line.startswith("CapEff:"):
+            return bool(int(line.split()[1], 16) & _READ_ANY_CAPS)
+    return True
+
+
 class UnsafeOutput(OSError):
     """A job output or kernel log that is not read: not a regular file, a link,
     another user's file, or one that cannot be opened. `reason` says which, in

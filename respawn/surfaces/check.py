@@ -35,7 +35,7 @@ from respawn.scheduler.slurm import JobInfo, NodeInfo, Slurm
 from respawn.scheduler.slurm_json.common import integer
 from respawn.scheduler.states import ENDED, JobState
 from respawn.sources import gpu_metrics
-from respawn.sources.joblog import UnsafeOutput, tail_lines
+from respawn.sources.joblog import UnsafeOutput, reads_any_file, tail_lines
 from respawn.surfaces.status import _reason, _respawn_user, _scheduler, config_warnings
 
 DEFAULT_TIMEOUT_S = 10.0
@@ -250,7 +250,7 @@ def job_output_verdict(
             return _v(name, Status.FAIL, f"Slurm knows no job {wanted}", "name a job squeue lists, with --job")
         return _v(name, Status.SKIP, "no running job to resolve the pattern for", "run it again with --job ID")
     path = config.job_output(job.job_id)
-    owner = job.user_id if os.geteuid() == 0 else None  # as the detector reads it (respawn/detection/detector.py)
+    owner = job.user_id if reads_any_file() else None  # as the detector reads it (respawn/detection/detector.py)
     problem = _readable(path, owner)
     if problem is None:
         return _v(name, Status.PASS, f"job {job.job_id} ({job.state.value}): {path} is a regular file Respawn reads")

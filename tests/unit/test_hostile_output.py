@@ -20,7 +20,16 @@ from respawn.config.cluster import ProgressSettings
 from respawn.detection.detector import Detector
 from respawn.detection.rhythm import DEFAULT_MAX_RANKS, Rhythm, Signal, SignalKind, read_signals
 from respawn.scheduler.slurm import NodeInfo
-from respawn.sources.joblog import MAX_LINES, UnsafeOutput, kernel_message, logged_at, rank_of, read_lines, tail_lines
+from respawn.sources.joblog import (
+    MAX_LINES,
+    UnsafeOutput,
+    kernel_message,
+    logged_at,
+    rank_of,
+    read_lines,
+    reads_any_file,
+    tail_lines,
+)
 from respawn.sources.progress import ProgressPatterns, ProgressReader, TimePattern
 from respawn.wire.evidence import claims_trust
 
@@ -308,3 +317,13 @@ def test_the_outputs_size_is_its_own_never_a_planted_links_targets(tmp_path):
     link = tmp_path / "slurm-8.out"
     link.symlink_to(target)
     assert output_size(link) is None and output_size(tmp_path / "missing.out") is None and output_size(tmp_path) is None
+
+
+def test_a_reader_able_to_read_any_file_checks_the_owner():
+    # Root, or a service user given CAP_DAC_READ_SEARCH (bit 2) or CAP_DAC_OVERRIDE (bit 1)
+    # as deploy/systemd/ does: a job's output is taken only from the job's own user.
+    assert reads_any_file(euid=0, proc_status="CapEff:\t0000000000000000\n")
+    assert reads_any_file(euid=900, proc_status="Name:\tpython\nCapEff:\t0000000000000004\n")
+    assert reads_any_file(euid=900, proc_status="CapEff:\t0000000000000002\n")
+    assert not reads_any_file(euid=900, proc_status="CapEff:\t0000000000000400\n")  # CAP_NET_BIND_SERVICE only
+    assert reads_any_file(euid=900, proc_status="Name:\tpython\n")  # cannot tell: check the owner
