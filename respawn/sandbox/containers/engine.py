@@ -102,16 +102,23 @@ def stop(run_dir: Path) -> None:
     socket_path(run_dir).unlink(missing_ok=True)
 
 
+def containers_conf(etc_dir: Path) -> Path:
+    """The containers.conf this kind of VM needs, written in `etc_dir`: pass it as CONTAINERS_CONF."""
+    etc_dir.mkdir(parents=True, exist_ok=True)
+    conf = etc_dir / "containers.conf"
+    conf.write_text(CONTAINERS_CONF)
+    return conf
+
+
 def _podman(etc_dir: Path, run_dir: Path, log_dir: Path) -> Engine:
     if shutil.which("podman") is None:
         raise EngineError(
             "no container engine: install podman, runc and debootstrap (deploy/setup.sh), "
             "or set RESPAWN_CONTAINER_ENGINE=docker to use a Docker engine"
         )
-    for folder in (etc_dir, run_dir, log_dir):
+    for folder in (run_dir, log_dir):
         folder.mkdir(parents=True, exist_ok=True)
-    conf = etc_dir / "containers.conf"
-    conf.write_text(CONTAINERS_CONF)
+    conf = containers_conf(etc_dir)
     os.environ["CONTAINERS_CONF"] = str(conf)  # for the podman CLI as well as the service
     sock = socket_path(run_dir)
     engine = Engine(kind="podman", docker_host=f"unix://{sock}", registry_base=None)

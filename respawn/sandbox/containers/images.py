@@ -1,9 +1,11 @@
-"""The node image, built here without a registry and reused while its inputs stay the same.
+"""The images built here without a registry, each reused while its inputs stay the same.
 
 The base is Debian from `debootstrap` (minbase, this host's suite and apt mirror)
 imported into Podman, or the registry's debian:12 on a Docker engine. The node
-image adds Slurm, munge and sshd with apt-get. Each image's tag is a hash of what
-went into it, so a second `up` finds it built and a changed recipe builds anew.
+image adds Slurm, munge and sshd with apt-get. The Respawn image (`respawn_image`,
+`make image`, deploy/Containerfile) adds Debian's Python and the project's wheels,
+built on this host. Each image's tag is a hash of what went into it, so a second
+build finds it built and a changed recipe builds anew.
 
 Python and the training workload are not installed: the nodes bind-mount the
 host's interpreter and virtualenv (cluster.py), as nodes share software on a
@@ -13,13 +15,18 @@ come from Debian here, the same release as the host's.
 
 import hashlib
 import io
+import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
+import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
-from respawn.sandbox.containers.engine import Engine, EngineError
+from respawn.sandbox.containers.cluster import REPO
+from respawn.sandbox.containers.engine import Engine, EngineError, containers_conf
 
 BUILD_TIMEOUT = 900.0
 # Slurm and its auth; sshd for the head (the SSH transport's far end); the shared
@@ -45,7 +52,7 @@ def node_image(engine: Engine, log: Path) -> str:
 
     client = docker.DockerClient(base_url=engine.docker_host, timeout=int(BUILD_TIMEOUT))
     try:
-        base = engine.registry_base or _debootstrap_base(client, log)
+        base = engine.registry_base or debootstrap_base(log)
         if engine.registry_base and not _exists(client, base):
             client.images.pull(base)
         containerfile = NODE_CONTAINERFILE.format(base=base, packages=" ".join(NODE_PACKAGES))
@@ -89,10 +96,11 @@ def host_release() -> tuple[str, str]:
     raise EngineError(f"no apt source for {suite} in /etc/apt: cannot pick a debootstrap mirror")
 
 
-def _debootstrap_base(client, log: Path) -> str:
+def debootstrap_base(log: Path) -> str:
+    """The tag of the Debian base image in Podman's storage, debootstrapped and imported unless there."""
     suite, mirror = host_release()
     tag = f"localhost/respawn-base:{_digest(f'debootstrap --variant=minbase {suite} {mirror}')}"
-    if _exists(client, tag):
+    if _podman_has(tag):
         return tag
     if shutil.which("debootstrap") is None:
         raise EngineError("debootstrap is not installed (deploy/setup.sh installs it)")
@@ -124,6 +132,10 @@ def _debootstrap_base(client, log: Path) -> str:
     return tag
 
 
+def _podman_has(tag: str) -> bool:
+    return subprocess.run(["podman", "image", "exists", tag], check=False, timeout=60).returncode == 0
+
+
 def _exists(client, tag: str) -> bool:
     import docker
 
@@ -141,3 +153,75 @@ def _digest(recipe: str) -> str:
 def _append(log: Path, text: str) -> None:
     with open(log, "a") as out:
         out.write(text)
+
+
+# What goes into the Respawn image: the recipe, the runbooks, and every file of the wheel.
+CONTAINERFILE = REPO / "deploy" / "Containerfile"
+_SOURCES = ("pyproject.toml", "respawn", "activities", "workflows", "workers", "runbooks", "deploy/Containerfile")
+
+
+def respawn_image(work_dir: Path, log: Path) -> str:
+    """The tag of the Respawn image in Podman's storage (localhost/respawn:<hash of its inputs>),
+    built unless there. `work_dir` keeps the containers.conf, the dependencies' wheels (reused
+    while pyproject.toml's dependencies stay the same) and the build context."""
+    if shutil.which("podman") is None:
+        raise EngineError("podman is not installed (deploy/setup.sh installs it)")
+    os.environ["CONTAINERS_CONF"] = str(containers_conf(work_dir))  # runc, cgroupfs, ulimits (engine.py)
+    base = debootstrap_base(log)
+    tag = f"localhost/respawn:{_sources_digest(base)}"
+    if _podman_has(tag):
+        return tag
+    dependencies = _dependency_wheels(work_dir, log)
+    with tempfile.TemporaryDirectory(prefix="respawn-image-", dir=work_dir) as context:
+        wheels = Path(context) / "wheels"
+        shutil.copytree(dependencies, wheels)
+        _logged(
+            log, [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(REPO)], "pip wheel"
+        )
+        shutil.copytree(REPO / "runbooks", Path(context) / "runbooks")
+        build = ["podman", "build", "--build-arg", f"BASE={base}", "-t", tag, "-f", str(CONTAINERFILE), context]
+        _logged(log, build, f"podman build of {tag}")
+    return tag
+
+
+def _dependency_wheels(work_dir: Path, log: Path) -> Path:
+    """The project's dependencies as wheels, from the host's package index, in a folder named by their pins."""
+    pins = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    folder = work_dir / f"wheels-{_digest(chr(10).join(sorted(pins)))}"
+    if not folder.is_dir():
+        partial = folder.with_suffix(".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        _logged(log, [sys.executable, "-m", "pip", "wheel", "-q", "-w", str(partial), *pins], "pip wheel")
+        partial.rename(folder)
+    return folder
+
+
+def _sources_digest(base: str) -> str:
+    digest = hashlib.sha256(base.encode())
+    for path in _source_files():
+        digest.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def _source_files() -> Iterator[Path]:
+    for name in _SOURCES:
+        top = REPO / name
+        if top.is_file():
+            yield top
+            continue
+        for folder, dirs, files in os.walk(top):  # links (respawn/workflows...) not followed: named on their own
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            yield from (Path(folder) / f for f in sorted(files) if not f.endswith(".pyc"))
+
+
+def _logged(log: Path, argv: list[str], what: str) -> None:
+    with open(log, "ab") as out:
+        done = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, check=False, timeout=BUILD_TIMEOUT)
+    if done.returncode != 0:
+        raise EngineError(f"{what} failed (exit {done.returncode}); see {log}")
+
+
+if __name__ == "__main__":  # make image
+    work = Path(os.environ.get("RESPAWN_IMAGE_DIR", "/var/tmp/respawn-image"))
+    work.mkdir(parents=True, exist_ok=True)
+    print(respawn_image(work, work / "build.log"))
