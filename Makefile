@@ -3,7 +3,7 @@ SHELL := /bin/bash
 VENV := .venv
 RESPAWN := $(VENV)/bin/respawn
 
-.PHONY: setup demo lint test test-fast up down bench
+.PHONY: setup demo lint test test-fast up down bench image
 
 setup:
 	@bash deploy/setup.sh
@@ -57,3 +57,8 @@ bench: setup
 	$(VENV)/bin/python benchmarks/hang_straggler.py --runs 5
 	$(VENV)/bin/python benchmarks/classify_accuracy.py
 	$(VENV)/bin/python benchmarks/classify_throughput.py
+
+# The Respawn image (deploy/Containerfile), built with Podman from the debootstrap base and
+# this tree's wheels, tagged localhost/respawn:<hash of its inputs> and :<version> (docs/deploy.md).
+image: setup
+	$(VENV)/bin/python -c 'from respawn.sandbox.containers.images import main; main()'

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(slurm-wlm munge openssh-server openssh-client procps util-linux prometheus chromium podman runc debootstrap)
+packages=(slurm-wlm munge openssh-server openssh-client procps util-linux prometheus chromium podman runc debootstrap catatonit)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -39,7 +39,6 @@ TEMPORAL_IP, WORKER_IP, SERVER_IP = "10.217.49.10", "10.217.49.11", "10.217.49.1
 # Host ports, in the order the manifests list their containers' ports.
 HOST_PORTS = {"temporal.yaml": [25400, 25401], "respawn.yaml": [25402, 25403]}
 TEMPORAL, SERVER = "127.0.0.1:25400", "http://127.0.0.1:25403"
-IMAGE = "localhost/respawn:0.1.0"  # what the manifests name; the built image is tagged so
 TASK_QUEUE = "respawn-gpu-a"  # the ConfigMap's cluster
 # What kube play creates beside the pods: the claims' volumes, the ConfigMap's and the
 # Secret's, and each pod's emptyDir (a named volume in Podman 4.3).
@@ -95,6 +94,11 @@ def _secret_manifest(values: dict[str, str]) -> str:
     return yaml.safe_dump({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": SECRET}, "data": data})
 
 
+def _deployments() -> list[dict]:
+    docs = [doc for name in HOST_PORTS for doc in yaml.safe_load_all((MANIFESTS / name).read_text())]
+    return [doc for doc in docs if doc["kind"] == "Deployment"]
+
+
 def _for_podman(manifest: Path) -> Path:
     """The manifest as Podman can play it: each pod resolving the Temporal Service's name to its
     pod's address, each containerPort published on a loopback port of its own."""
@@ -125,7 +129,8 @@ def image() -> str:
     """The Respawn image, built unless its recipe and sources are unchanged (images.py)."""
     WORK.mkdir(parents=True, exist_ok=True)
     tag = images.respawn_image(WORK / "image", WORK / "image.log")
-    podman("tag", tag, IMAGE)
+    named = {doc["spec"]["template"]["spec"]["containers"][0]["image"] for doc in _deployments()}
+    assert named == {images.release_tag()}  # the image the build tags is the one the manifests run
     return tag
 
 

@@ -169,8 +169,18 @@ def respawn_image(work_dir: Path, log: Path) -> str:
     os.environ["CONTAINERS_CONF"] = str(containers_conf(work_dir))  # runc, cgroupfs, ulimits (engine.py)
     base = debootstrap_base(log)
     tag = f"localhost/respawn:{_sources_digest(base)}"
-    if _podman_has(tag):
-        return tag
+    if not _podman_has(tag):
+        _build_respawn_image(work_dir, log, base, tag)
+    _logged(log, ["podman", "tag", tag, release_tag()], "podman tag")  # the name deploy/kubernetes/ uses
+    return tag
+
+
+def release_tag() -> str:
+    """localhost/respawn:<the project's version>, the image the Kubernetes manifests name."""
+    return f"localhost/respawn:{tomllib.loads((REPO / 'pyproject.toml').read_text())['project']['version']}"
+
+
+def _build_respawn_image(work_dir: Path, log: Path, base: str, tag: str) -> None:
     dependencies = _dependency_wheels(work_dir, log)
     with tempfile.TemporaryDirectory(prefix="respawn-image-", dir=work_dir) as context:
         wheels = Path(context) / "wheels"
@@ -181,7 +191,6 @@ def respawn_image(work_dir: Path, log: Path) -> str:
         shutil.copytree(REPO / "runbooks", Path(context) / "runbooks")
         build = ["podman", "build", "--build-arg", f"BASE={base}", "-t", tag, "-f", str(CONTAINERFILE), context]
         _logged(log, build, f"podman build of {tag}")
-    return tag
 
 
 def _dependency_wheels(work_dir: Path, log: Path) -> Path:
@@ -221,7 +230,8 @@ def _logged(log: Path, argv: list[str], what: str) -> None:
         raise EngineError(f"{what} failed (exit {done.returncode}); see {log}")
 
 
-if __name__ == "__main__":  # make image
+def main() -> None:
+    """`make image`: build the Respawn image (in $RESPAWN_IMAGE_DIR, else /var/tmp/respawn-image) and print its tag."""
     work = Path(os.environ.get("RESPAWN_IMAGE_DIR", "/var/tmp/respawn-image"))
     work.mkdir(parents=True, exist_ok=True)
-    print(respawn_image(work, work / "build.log"))
+    print(f"{respawn_image(work, work / 'build.log')} (and {release_tag()})")
