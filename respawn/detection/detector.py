@@ -55,7 +55,7 @@ log = logging.getLogger("respawn.detection.detector")
 _WATCHDOG_INTERVAL_S = 1.0
 
 
-_AS_ROOT = reads_any_file()  # root, or a user given CAP_DAC_READ_SEARCH
+_READS_ANY_FILE = reads_any_file()  # root, or a user given CAP_DAC_READ_SEARCH
 
 
 @dataclass
@@ -318,7 +318,7 @@ class Detector:
         relaunches = self._relaunches(job, watch.state)  # before the lines: see rules.Seen.relaunches
         path = self._s.config.job_output(job.job_id)
         # Able to read any file, the detector reads only what the job's own user owns: a job cannot point it elsewhere.
-        owner = job.user_id if _AS_ROOT else None
+        owner = job.user_id if _READS_ANY_FILE else None
         lines, watch.log_offset = read_lines(path, watch.log_offset, owner_uid=owner)
         findings: list[Finding] = []
         stepped = False
