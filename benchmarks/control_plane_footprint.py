@@ -44,7 +44,7 @@ def main() -> None:
     args = parser.parse_args()
     tag = built_image(WORK)
     size = int(podman("image", "inspect", "--format", "{{.Size}}", tag).stdout.strip())
-    with played(WORK):
+    with played(WORK, tag):
         for pod in PODS:
             until(lambda pod=pod: running(pod), f"pod {pod} running")
         until(lambda: len(pollers()) >= 2, "the worker polling its task queue")

@@ -53,6 +53,7 @@ class ControlPlane:
     operators_token: str
     dashboards_token: str
     played: list[Path]  # the manifests as played, in order
+    image: str  # the built image's own tag, localhost/respawn:<hash of its inputs>
 
 
 def podman(*args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -129,7 +130,7 @@ def built_image(work: Path) -> str:
 
 
 @contextmanager
-def played(work: Path) -> Iterator[ControlPlane]:
+def played(work: Path, image: str) -> Iterator[ControlPlane]:
     """Temporal, the worker and the server as deploy/kubernetes/ describes them, and nothing
     of them left afterwards. Holds `work`/tests.lock: fixed names and addresses."""
     with open(work / "tests.lock", "w") as lock:
@@ -145,7 +146,7 @@ def played(work: Path) -> Iterator[ControlPlane]:
             podman("kube", "play", str(secret))
             podman("kube", "play", "--network", NETWORK, "--ip", TEMPORAL_IP, str(played[1]))
             podman("kube", "play", "--network", NETWORK, "--ip", WORKER_IP, "--ip", SERVER_IP, str(played[2]))
-            yield ControlPlane(tokens["operators.token"], tokens["dashboards.token"], played)
+            yield ControlPlane(tokens["operators.token"], tokens["dashboards.token"], played, image)
         finally:
             down(played)
 

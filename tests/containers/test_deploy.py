@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from respawn.sandbox.containers import images
+from respawn.sandbox.containers.cluster import REPO
 from tests.containers.kube_play import (
     PODS,
     SECRET,
@@ -35,11 +36,21 @@ WORKER = "respawn-worker-pod-0-worker"
 
 @pytest.fixture(scope="module")
 def control_plane() -> Iterator[ControlPlane]:
-    built_image(WORK)
+    image = built_image(WORK)
     named = {doc["spec"]["template"]["spec"]["containers"][0]["image"] for doc in deployments()}
     assert named == {images.release_tag()}  # the image the build tags is the one the manifests run
-    with played(WORK) as plane:
+    with played(WORK, image) as plane:
         yield plane
+
+
+def test_the_image_holds_this_trees_code(control_plane: ControlPlane):
+    # Its tag is the hash of the tree's sources; the code installed in it is the tree's own.
+    tag = control_plane.image
+    holds = podman("run", "--rm", "--entrypoint", "cat", tag, "/opt/respawn/SOURCES").stdout.strip()
+    assert tag == f"localhost/respawn:{holds}"
+    installed = "/opt/respawn/lib/python3.11/site-packages/respawn/detection/detector.py"
+    shown = podman("run", "--rm", "--entrypoint", "cat", tag, installed).stdout
+    assert shown == (REPO / "respawn" / "detection" / "detector.py").read_text()
 
 
 def test_the_pods_run_as_the_dedicated_user_on_a_read_only_root(control_plane: ControlPlane):

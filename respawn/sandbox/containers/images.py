@@ -168,9 +168,11 @@ def respawn_image(work_dir: Path, log: Path) -> str:
         raise EngineError("podman is not installed (deploy/setup.sh installs it)")
     os.environ["CONTAINERS_CONF"] = str(containers_conf(work_dir))  # runc, cgroupfs, ulimits (engine.py)
     base = debootstrap_base(log)
-    tag = f"localhost/respawn:{_sources_digest(base)}"
+    sources = _sources_digest(base)
+    tag = f"localhost/respawn:{sources}"
     if not _podman_has(tag):
-        _build_respawn_image(work_dir, log, base, tag)
+        _build_respawn_image(work_dir, log, base, sources, tag)
+        _remove_older(tag)
     _logged(log, ["podman", "tag", tag, release_tag()], "podman tag")  # the name deploy/kubernetes/ uses
     return tag
 
@@ -180,7 +182,7 @@ def release_tag() -> str:
     return f"localhost/respawn:{tomllib.loads((REPO / 'pyproject.toml').read_text())['project']['version']}"
 
 
-def _build_respawn_image(work_dir: Path, log: Path, base: str, tag: str) -> None:
+def _build_respawn_image(work_dir: Path, log: Path, base: str, sources: str, tag: str) -> None:
     dependencies = _dependency_wheels(work_dir, log)
     with tempfile.TemporaryDirectory(prefix="respawn-image-", dir=work_dir) as context:
         wheels = Path(context) / "wheels"
@@ -189,8 +191,20 @@ def _build_respawn_image(work_dir: Path, log: Path, base: str, tag: str) -> None
             log, [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(REPO)], "pip wheel"
         )
         shutil.copytree(REPO / "runbooks", Path(context) / "runbooks")
-        build = ["podman", "build", "--build-arg", f"BASE={base}", "-t", tag, "-f", str(CONTAINERFILE), context]
+        build = ["podman", "build", "--build-arg", f"BASE={base}", "--build-arg", f"SOURCES={sources}",
+                 "-t", tag, "-f", str(CONTAINERFILE), context]  # fmt: skip
         _logged(log, build, f"podman build of {tag}")
+
+
+def _remove_older(tag: str) -> None:
+    """Earlier builds' tags (each a whole image once the tree changed): removed, unless a container uses one."""
+    listed = subprocess.run(
+        ["podman", "images", "--format", "{{.Repository}}:{{.Tag}}", "localhost/respawn"],
+        capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    older = [t for t in listed.stdout.split() if re.fullmatch(r"localhost/respawn:[0-9a-f]{16}", t) and t != tag]
+    if older:
+        subprocess.run(["podman", "rmi", *older], capture_output=True, check=False, timeout=120)
 
 
 def _dependency_wheels(work_dir: Path, log: Path) -> Path:
