@@ -185,11 +185,19 @@ def release_tag() -> str:
 def _build_respawn_image(work_dir: Path, log: Path, base: str, sources: str, tag: str) -> None:
     dependencies = _dependency_wheels(work_dir, log)
     with tempfile.TemporaryDirectory(prefix="respawn-image-", dir=work_dir) as context:
-        wheels = Path(context) / "wheels"
+        wheels, source = Path(context) / "wheels", Path(context) / "source"
         shutil.copytree(dependencies, wheels)
-        _logged(
-            log, [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(REPO)], "pip wheel"
-        )
+        # The wheel from a copy of exactly the hashed files: a build in the tree would reuse
+        # its build/ folder, stale modules included.
+        for name in _SOURCES:
+            if (REPO / name).is_dir():
+                ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+                shutil.copytree(REPO / name, source / name, symlinks=True, ignore=ignore)
+            else:
+                (source / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(REPO / name, source / name)
+        wheel = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(source)]
+        _logged(log, wheel, "pip wheel")
         shutil.copytree(REPO / "runbooks", Path(context) / "runbooks")
         build = ["podman", "build", "--build-arg", f"BASE={base}", "--build-arg", f"SOURCES={sources}",
                  "-t", tag, "-f", str(CONTAINERFILE), context]  # fmt: skip
