@@ -11,35 +11,40 @@ setup:
 demo: setup
 	$(RESPAWN) demo
 
-# The full suite, as CI runs it. The container sandbox's module shares nothing with the
-# rest (its own lab, ports, Temporal and process namespaces), so it runs beside it, at a
-# lower priority: the rest has timing-sensitive cases. The Slurm 24.11 chroot lab
-# (tests/integration/test_slurm_2411.py) runs in the main session, one module after another:
-# its nodes are processes of this host, with the sandbox's job ids and node names, so the
-# fault injector of one lab would find the other's ranks (found: run beside, it broke
-# three of the sandbox's tests). Every sandbox is stopped whatever happens.
+# The full suite, as CI runs it, in two lanes. The main lane: the unit and workflow tests on
+# both cores, then every case that runs jobs on one of this host's Slurm labs (marker `lab`,
+# tests/conftest.py), one after another: the labs' nodes are processes of this host with the
+# same job ids and node names, so the fault injector of one lab would find the other's ranks
+# (found: the 24.11 lab run beside broke three of the sandbox's tests). Beside it, at a lower
+# priority (the main lane has timing-sensitive cases): lint, the 24.11 lab's root filesystem
+# built ahead, the integration cases that use no lab, and the container sandbox (its own
+# lab, ports, Temporal and network namespaces; the five-minute soak runs there). Output of
+# the beside lane is printed after the main lane's. Every sandbox is stopped whatever happens.
 # Tests by level: tests/unit (pure), tests/workflow (time-skipping Temporal, replay),
 # tests/integration (real Slurm, Temporal, servers), tests/e2e (the whole loop on the
-# sandbox), tests/containers (the container sandbox).
-CONTAINERS_LOG := tests/artifacts/test_containers.log
-test: setup lint
-	@mkdir -p $(dir $(CONTAINERS_LOG)); status=0; \
-	  nice -n 10 $(VENV)/bin/pytest -q -p no:cacheprovider tests/containers >$(CONTAINERS_LOG) 2>&1 & \
-	  containers=$$!; \
+# sandbox), tests/containers (the container sandbox, and the deployment artefacts).
+BESIDE_LOG := tests/artifacts/test_beside.log
+test: setup
+	@mkdir -p $(dir $(BESIDE_LOG)); status=0; \
+	  ( status=0; nice -n 10 bash -c '$(LINT)' || status=1; \
+	    nice -n 10 $(VENV)/bin/python -c 'from respawn.sandbox.chroot import main; main()' || status=1; \
+	    nice -n 10 $(VENV)/bin/pytest -q -p no:cacheprovider -m "not lab" tests/integration tests/e2e || status=1; \
+	    nice -n 10 $(VENV)/bin/pytest -q -p no:cacheprovider tests/containers || status=1; \
+	    exit $$status ) >$(BESIDE_LOG) 2>&1 & \
+	  beside=$$!; \
 	  $(VENV)/bin/pytest -q -p no:cacheprovider -n 2 tests/unit tests/workflow || status=$$?; \
-	  $(VENV)/bin/pytest -q -p no:cacheprovider --durations=15 tests/integration tests/e2e || status=$$?; \
-	  wait $$containers || status=$$?; \
-	  echo "== tests/containers (run beside the rest, output in $(CONTAINERS_LOG)):"; \
-	  cat $(CONTAINERS_LOG); \
+	  $(VENV)/bin/pytest -q -p no:cacheprovider --durations=15 -m lab tests/integration tests/e2e || status=$$?; \
+	  wait $$beside || status=1; \
+	  echo "== beside the main lane (lint, 24.11 rootfs, integration without a lab, containers; in $(BESIDE_LOG)):"; \
+	  cat $(BESIDE_LOG); \
 	  $(RESPAWN) sandbox down >/dev/null 2>&1 || true; \
 	  $(RESPAWN) sandbox down --backend containers >/dev/null 2>&1 || true; \
 	  $(RESPAWN) sandbox down --slurm 24.11 >/dev/null 2>&1 || true; exit $$status
 
 # Lint, format and types (pyproject.toml: ruff's rules, mypy strict on the stage packages).
+LINT := $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/mypy
 lint: setup
-	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy
+	$(LINT)
 
 # Unit and workflow tests: no Slurm, no sandbox; under a minute, on both cores (pytest-xdist).
 test-fast: setup

@@ -20,6 +20,18 @@ from respawn.sandbox import Lab, down, reset, status, up
 from respawn.sandbox import lab as make_lab
 from respawn.workflows.search import CLUSTER, FAILURE_CLASS, JOB_ID, PHASE
 
+# The fixtures of this host's Slurm labs: the sandbox, and the 24.11 chroot lab's
+# (tests/integration/test_slurm_2411.py). Their nodes are processes of this host, with the same
+# job ids and node names, so their cases run one after another (Makefile).
+LAB_FIXTURES = {"sandbox", "lab_2411"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark what runs jobs on a lab, so that `make test` can run everything else beside it."""
+    for item in items:
+        if LAB_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.lab)
+
 
 @pytest.fixture(scope="session")
 def lab() -> Lab:
@@ -78,13 +90,16 @@ def matcher(catalogue: Catalogue) -> Matcher:
     return Matcher.from_catalogue(catalogue)
 
 
-def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    """After the last test of a module that used the sandbox: back to idle nodes and no
-    jobs, so what one module drained or left running is not the next one's start."""
-    if "sandbox" not in getattr(item, "fixturenames", ()):
-        return
-    if nextitem is not None and nextitem.module is item.module:
-        return
-    lab = item.funcargs.get("sandbox") if hasattr(item, "funcargs") else None
-    if lab is not None and status(lab)["slurmctld"] == "running":
+@pytest.fixture(scope="module", autouse=True)
+def idle_after_module(request: pytest.FixtureRequest, lab: Lab) -> Iterator[None]:
+    """After a module that used the sandbox: back to idle nodes and no jobs, so what one
+    module drained or left running is not the next one's start.
+
+    Autouse, so it is set up before the module's own fixtures and torn down after them:
+    the module's Respawn has stopped by then, and cannot requeue what this cancels (a job
+    it held while the cancel landed once started again and took a node from the next module).
+    """
+    yield
+    used = any("sandbox" in item.fixturenames for item in request.session.items if item.module is request.module)
+    if used and status(lab)["slurmctld"] == "running":
         reset(lab)

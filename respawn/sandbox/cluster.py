@@ -304,9 +304,14 @@ def idle(lab: Lab, timeout: float = 60.0) -> None:
 
     The nodes' daemons must already be running: each sandbox brings its own back first.
     """
-    procs.run(["scancel", "--full", "--user", "root"], env=lab.env(), timeout=30)
+
+    def cancelled() -> bool:
+        # Again each time: a cancel that lands while Slurm requeues a job is lost.
+        procs.run(["scancel", "--full", "--user", "root"], env=lab.env(), timeout=30)
+        return not _queued(lab)
+
     # A job on a node that was lost stays COMPLETING until the node is resumed below.
-    procs.wait_until(lambda: not _queued(lab), timeout / 2, interval=0.2)
+    procs.wait_until(cancelled, timeout / 2, interval=0.5)
     for node, info in node_states(lab).items():
         if info.state != "idle" or info.flags:
             procs.run(["scontrol", "update", f"NodeName={node}", "State=RESUME"], env=lab.env(), timeout=30)

@@ -76,7 +76,8 @@ async def test_xid_on_node2_requeues_without_node2_and_completes_from_checkpoint
     redone = cost.part(Part.WORK_REDONE)
     assert redone.basis is Basis.ESTIMATED
     assert redone.seconds == pytest.approx((last_step - resumed.details["resumed_from"]) * 0.3, rel=0.5, abs=0.6)
-    bounds = {Part.FAULT_TO_DETECTION: 3, Part.DETECTION_TO_ACTION: 5, Part.ACTION_TO_TRAINING: 90}
+    # Sanity bounds, not speed (BENCHMARKS.md measures that): a wrong clock or unit would be far out.
+    bounds = {Part.FAULT_TO_DETECTION: 30, Part.DETECTION_TO_ACTION: 60, Part.ACTION_TO_TRAINING: 180}
     for part, most in bounds.items():
         measured = cost.part(part)
         assert measured.basis is Basis.MEASURED and measured.seconds is not None and 0 <= measured.seconds < most, part
