@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from respawn.config import yamlfile
 from respawn.wire.taxonomy import CauseLayer, FailureClass
 
-DEFAULT_DIR = Path(__file__).resolve().parents[2] / "runbooks"
+DEFAULT_DIR = Path(__file__).resolve().parents[1] / "runbooks"  # the link to ../runbooks here; in the wheel, its files
 
 
 def quiet_options() -> re2.Options:

@@ -51,6 +51,12 @@ def test_the_image_holds_this_trees_code(control_plane: ControlPlane):
     installed = "/opt/respawn/lib/python3.11/site-packages/respawn/detection/detector.py"
     shown = podman("run", "--rm", "--entrypoint", "cat", tag, installed).stdout
     assert shown == (REPO / "respawn" / "detection" / "detector.py").read_text()
+    # The built-in runbooks are in the wheel: an installed Respawn needs no copy of the tree.
+    runbook = "/opt/respawn/lib/python3.11/site-packages/respawn/runbooks/gpu_hardware.yaml"
+    assert (
+        podman("run", "--rm", "--entrypoint", "cat", tag, runbook).stdout
+        == (REPO / "runbooks" / "gpu_hardware.yaml").read_text()
+    )
 
 
 def test_the_pods_run_as_the_dedicated_user_on_a_read_only_root(control_plane: ControlPlane):

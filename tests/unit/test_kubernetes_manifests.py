@@ -8,6 +8,7 @@ from pathlib import Path
 
 import yaml
 
+from respawn.attribution.runbook import DEFAULT_DIR as DEFAULT_RUNBOOKS
 from respawn.config.cluster import load_config
 from respawn.surfaces import cli
 
@@ -65,8 +66,9 @@ def test_the_configmap_is_a_configuration_whose_paths_are_the_pods_mounts(tmp_pa
     # The job output the worker reads as evidence is on its read-only job-output volume.
     job_output = mounts(deployment("respawn-worker"))[Path("/shared")]
     assert cfg.logs.job_output.startswith("/shared/") and job_output["persistentVolumeClaim"]["readOnly"] is True
-    # The runbooks are where the image puts them.
-    assert f"COPY runbooks {cfg.runbooks}" in (DEPLOY / "Containerfile").read_text()
+    # No runbooks folder named: the built-in ones, installed with the wheel.
+    (configmap,) = [d for d in docs("respawn.yaml") if d["kind"] == "ConfigMap"]
+    assert "runbooks" not in configmap["data"][CONFIG_AT.name] and cfg.runbooks == DEFAULT_RUNBOOKS
 
 
 def test_each_pod_declares_and_probes_the_port_the_configuration_listens_on(tmp_path: Path):

@@ -155,7 +155,7 @@ def _append(log: Path, text: str) -> None:
         out.write(text)
 
 
-# What goes into the Respawn image: the recipe, the runbooks, and every file of the wheel.
+# What goes into the Respawn image: the recipe and every file of the wheel (the runbooks among them).
 CONTAINERFILE = REPO / "deploy" / "Containerfile"
 _SOURCES = ("pyproject.toml", "respawn", "activities", "workflows", "workers", "runbooks", "deploy/Containerfile")
 
@@ -198,7 +198,6 @@ def _build_respawn_image(work_dir: Path, log: Path, base: str, sources: str, tag
                 shutil.copy2(REPO / name, source / name)
         wheel = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(source)]
         _logged(log, wheel, "pip wheel")
-        shutil.copytree(REPO / "runbooks", Path(context) / "runbooks")
         build = ["podman", "build", "--build-arg", f"BASE={base}", "--build-arg", f"SOURCES={sources}",
                  "-t", tag, "-f", str(CONTAINERFILE), context]  # fmt: skip
         _logged(log, build, f"podman build of {tag}")
