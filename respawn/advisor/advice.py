@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from pydantic import BaseModel, Field
 from sqlalchemy.engine import Connection
 
-from respawn.store.engine import IMMEDIATE, Location, open_engine
+from respawn.store.engine import IMMEDIATE, Location, open_engine, serialise
 from respawn.store.schema import advice
 
 
@@ -111,26 +111,20 @@ class AdviceStore:
 
     def publish(self, req: AdviceRequest) -> Advice:
         """The job's next generation; publishing again for the same incident returns what was published."""
-        for _ in range(_PUBLISH_TRIES):
-            try:
-                with self._transaction() as conn:
-                    existing = _one(conn, advice.c.incident_id == req.incident_id)
-                    if existing is not None:
-                        return existing
-                    newest = conn.execute(
-                        sa.select(sa.func.coalesce(sa.func.max(advice.c.generation), 0)).where(
-                            advice.c.cluster == req.cluster, advice.c.job_id == req.job_id
-                        )
-                    ).scalar_one()
-                    published = Advice(**req.model_dump(), generation=newest + 1, published_at=datetime.now(UTC))
-                    row = {**published.model_dump(), "desired": req.desired.value, "status": published.status.value}
-                    conn.execute(sa.insert(advice).values(row))
-                    return published
-            except sa.exc.IntegrityError:
-                # On PostgreSQL another host published for this job (or incident) between our read
-                # and our write: read again. SQLite's IMMEDIATE transaction never gets here.
-                continue
-        raise AdviceError(f"job {req.job_id}: no generation after {_PUBLISH_TRIES} tries (too many publishers)")
+        with self._transaction() as conn:
+            _hold_job(conn, req.cluster, req.job_id)
+            existing = _one(conn, advice.c.incident_id == req.incident_id)
+            if existing is not None:
+                return existing
+            newest = conn.execute(
+                sa.select(sa.func.coalesce(sa.func.max(advice.c.generation), 0)).where(
+                    advice.c.cluster == req.cluster, advice.c.job_id == req.job_id
+                )
+            ).scalar_one()
+            published = Advice(**req.model_dump(), generation=newest + 1, published_at=datetime.now(UTC))
+            row = {**published.model_dump(), "desired": req.desired.value, "status": published.status.value}
+            conn.execute(sa.insert(advice).values(row))
+            return published
 
     def current(self, cluster: str, job_id: int) -> Advice | None:
         """The job's newest advice: the only one a controller should act on."""
@@ -167,7 +161,8 @@ class AdviceStore:
         if status is Status.PUBLISHED:
             raise ValueError("a controller reports pending, converged or abandoned")
         with self._transaction() as conn:
-            current = _current(conn, cluster, job_id, for_update=True)
+            _hold_job(conn, cluster, job_id)
+            current = _current(conn, cluster, job_id)
             if current is None or generation > current.generation:
                 raise UnknownAdvice(f"job {job_id} has no advice of generation {generation}")
             if generation < current.generation:
@@ -191,21 +186,24 @@ class AdviceStore:
 
     def _transaction(self) -> AbstractContextManager[Connection]:
         """A transaction whose read and write of a generation are one step across processes and hosts
-        (SQLite: IMMEDIATE; PostgreSQL: the row read for update, a conflicting insert retried)."""
+        (SQLite: IMMEDIATE; PostgreSQL: the job's lock, `_hold_job`)."""
         return self._engine.execution_options(**{IMMEDIATE: True}).begin()
 
 
-_PUBLISH_TRIES = 5
+def _hold_job(conn: Connection, cluster: str, job_id: int) -> None:
+    # Publishing and reporting on a job's advice take turns: a generation is read and written
+    # (or judged current and updated) as one step, whichever host does it.
+    serialise(conn, f"advice/{cluster}/{job_id}")
 
 
-def _current(conn: Connection, cluster: str, job_id: int, *, for_update: bool = False) -> Advice | None:
+def _current(conn: Connection, cluster: str, job_id: int) -> Advice | None:
     query = (
         sa.select(advice)
         .where(advice.c.cluster == cluster, advice.c.job_id == job_id)
         .order_by(advice.c.generation.desc())
         .limit(1)
     )
-    row = conn.execute(query.with_for_update() if for_update else query).mappings().first()
+    row = conn.execute(query).mappings().first()
     return Advice.model_validate(dict(row)) if row else None
 
 

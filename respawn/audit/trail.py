@@ -35,7 +35,7 @@ from respawn.audit.details import (
     WatchdogReleasedDetails,
     WatchErrorDetails,
 )
-from respawn.store.engine import Location, insert_ignoring, open_engine, serialise_events
+from respawn.store.engine import Location, insert_ignoring, open_engine, serialise
 from respawn.store.schema import events
 
 
@@ -208,7 +208,10 @@ class AuditTrail:
     def record(self, event: AuditEvent) -> bool:
         """Write the event; False when an event with its key was already there."""
         with self._engine.begin() as conn:
-            serialise_events(conn)
+            # Readers follow the trail by id (the watchdog, the console): two writers' transactions
+            # committing out of id order would hide the earlier id from a reader already past the
+            # later one. One writer at a time until commit keeps ids visible in order.
+            serialise(conn, "events")
             row = event.model_dump(include=set(_Event.model_fields))  # a row read back is written without its id
             return insert_ignoring(conn, events, "key", {**row, "event_type": event.event_type.value})
 

@@ -22,9 +22,6 @@ from respawn.store import schema
 Location = Path | PostgresDsn  # the `audit_db` setting
 
 VERSION_TABLE = "respawn_version"  # alembic's, named so a database shared with others' migrations keeps apart
-# Transaction-scoped advisory locks on PostgreSQL (any two distinct 64-bit keys of Respawn's own).
-MIGRATION_LOCK = 0x7265737061776E01
-EVENTS_LOCK = 0x7265737061776E02
 IMMEDIATE = "respawn_immediate"  # execution option: on SQLite, take the write lock at BEGIN
 
 _migrated: set[str] = set()
@@ -88,26 +85,23 @@ def version(conn: Connection) -> str | None:
 
 def insert_ignoring(conn: Connection, table: sa.Table, unique: str, row: dict[str, Any]) -> bool:
     """Insert `row` unless one with its `unique` column's value is there; whether it was inserted."""
-    return conn.execute(_insert_ignoring(table, unique, conn.dialect.name), row).rowcount == 1
+    return conn.execute(_insert_ignoring(table, unique, conn.dialect.name), row).first() is not None
 
 
 @functools.cache
 def _insert_ignoring(table: sa.Table, unique: str, dialect: str) -> Any:
     # Built once, the row passed as parameters: the compiled statement is then cached too.
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    return insert(table).on_conflict_do_nothing(index_elements=[unique])
+    # RETURNING says whether a row went in on both (a rowcount is not reliable beside it).
+    return insert(table).on_conflict_do_nothing(index_elements=[unique]).returning(table.c[unique])
 
 
-def serialise_events(conn: Connection) -> None:
-    """Make this transaction's new events visible in the order of their ids.
-
-    Readers follow the trail by id (the watchdog, the console): on PostgreSQL two
-    writers' transactions could commit out of id order, and a reader past the later
-    id would never see the earlier one. One writer at a time, until commit, keeps
-    them in order; SQLite has only one writer anyway.
-    """
+def serialise(conn: Connection, name: str) -> None:
+    """One transaction at a time holds `name`, until it ends (PostgreSQL: a transaction-scoped
+    advisory lock on the name's hash). SQLite needs none: its writers take turns anyway, and
+    a transaction that reads before it writes is IMMEDIATE."""
     if conn.dialect.name == "postgresql":
-        conn.execute(sa.select(sa.func.pg_advisory_xact_lock(EVENTS_LOCK)))
+        conn.execute(sa.select(sa.func.pg_advisory_xact_lock(sa.func.hashtextextended(f"respawn/{name}", 0))))
 
 
 def _migrate(engine: Engine) -> None:

@@ -5,11 +5,10 @@ together migrate one after the other (the second finds nothing left to do); on
 SQLite the transaction is IMMEDIATE, which does the same.
 """
 
-import sqlalchemy as sa
 from alembic import context
 
 from respawn.store import schema
-from respawn.store.engine import MIGRATION_LOCK, VERSION_TABLE
+from respawn.store.engine import VERSION_TABLE, serialise
 
 conn = context.config.attributes["connection"]
 context.configure(
@@ -20,6 +19,5 @@ context.configure(
     transaction_per_migration=False,
 )
 with context.begin_transaction():
-    if conn.dialect.name == "postgresql":
-        conn.execute(sa.select(sa.func.pg_advisory_xact_lock(MIGRATION_LOCK)))
+    serialise(conn, "migrations")
     context.run_migrations()
