@@ -22,6 +22,7 @@ from pathlib import Path
 from sqlalchemy.engine import URL
 
 from respawn.sandbox import procs
+from respawn.sandbox.lab import Lab
 
 PORT = 25432
 ROLE = "respawn"
@@ -72,6 +73,11 @@ class Postgres:
             port=self.port,
             database=database,
         ).render_as_string(hide_password=False)
+
+
+def of_lab(lab: Lab) -> Postgres:
+    """The sandbox's: in the lab, on PORT (`respawn sandbox up --store postgresql`)."""
+    return Postgres(lab.root / "postgres")
 
 
 def start(pg: Postgres) -> None:
