@@ -28,6 +28,10 @@ _migrated: set[str] = set()
 _migrating = threading.Lock()
 
 
+class NewerSchema(RuntimeError):
+    """The store was migrated by a newer release: this one would misread it."""
+
+
 def url(location: Location) -> URL:
     """The SQLAlchemy URL of a store: psycopg 3 for PostgreSQL, the standard module for SQLite."""
     if isinstance(location, Path):
@@ -37,9 +41,13 @@ def url(location: Location) -> URL:
 
 def describe(location: Location) -> str:
     """The store as people may read it: a URL's password left out."""
-    if isinstance(location, Path):
-        return str(location)
-    return url(location).set(drivername="postgresql").render_as_string(hide_password=True)
+    return str(location) if isinstance(location, Path) else describe_url(url(location))
+
+
+def describe_url(engine_url: URL) -> str:
+    if engine_url.get_backend_name() == "sqlite":
+        return str(engine_url.database)
+    return engine_url.set(drivername="postgresql").render_as_string(hide_password=True)
 
 
 def open_engine(location: Location) -> Engine:
@@ -111,6 +119,11 @@ def _migrate(engine: Engine) -> None:
             return
         with engine.connect() as conn:
             current = version(conn)
+        if current is not None and current > schema.HEAD:
+            # A downgrade is a person's decision (alembic downgrade), never a start's.
+            raise NewerSchema(
+                f"{describe_url(engine.url)}: schema {current} is a newer release's (this one knows {schema.HEAD})"
+            )
         if current != schema.HEAD:
             _upgrade(engine)
         _migrated.add(key)

@@ -26,7 +26,8 @@ from respawn.advisor.advice import (
 )
 from respawn.audit.trail import AuditEvent, AuditTrail, EventType
 from respawn.store import schema
-from respawn.store.engine import Location, open_engine, read_only_engine, version
+from respawn.store.engine import VERSION_TABLE, Location, NewerSchema, open_engine, read_only_engine, version
+from respawn.store.engine import _migrated as migrated
 from respawn.surfaces.check import audit_verdict
 
 OLD_FILES = Path(__file__).parent.parent / "data" / "store"
@@ -207,6 +208,15 @@ def test_two_publishers_of_one_incident_get_one_generation_and_of_two_incidents_
 # --- One schema, migrated ---------------------------------------------------------------------------
 
 
+def test_head_names_the_newest_migration():
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    config = Config()
+    config.set_main_option("script_location", str(Path(schema.__file__).parent / "migrations"))
+    assert ScriptDirectory.from_config(config).get_heads() == [schema.HEAD]
+
+
 def test_the_migrations_build_exactly_the_schema_the_code_uses(store_location):
     engine = open_engine(store_location)
     try:
@@ -262,17 +272,15 @@ def test_a_file_of_the_release_before_the_migrations_opens_keeps_its_rows_and_is
 
 
 def test_a_database_of_a_newer_release_is_refused_by_check(store_location: Location):
-    open_engine(store_location).dispose()
-    engine = sa.create_engine(
-        f"sqlite:///{store_location}"
-        if isinstance(store_location, Path)
-        else str(store_location).replace("postgresql://", "postgresql+psycopg://", 1)
-    )
+    engine = open_engine(store_location)
     with engine.begin() as conn:
-        conn.execute(sa.text("UPDATE respawn_version SET version_num = '9999'"))
+        conn.execute(sa.update(sa.table(VERSION_TABLE, sa.column("version_num"))).values(version_num="9999"))
     engine.dispose()
     verdict = audit_verdict(store_location)
     assert verdict.status.value == "fail" and "schema 9999 is a newer release's" in verdict.why
+    migrated.discard(engine.url.render_as_string(hide_password=False))  # as a process started now would
+    with pytest.raises(NewerSchema, match="schema 9999 is a newer release's"):
+        AuditTrail(store_location)
 
 
 def test_check_reads_a_postgresql_store_without_showing_its_password(postgres_server):
