@@ -41,7 +41,7 @@ def url(location: Location) -> URL:
 
 def describe(location: Location) -> str:
     """The store as people may read it: a URL's password left out."""
-    return str(location) if isinstance(location, Path) else describe_url(url(location))
+    return describe_url(url(location))
 
 
 def describe_url(engine_url: URL) -> str:
@@ -76,7 +76,8 @@ def read_only_engine(location: Location) -> Engine:
     """An engine that can change nothing, and does not migrate (`respawn check`)."""
     if isinstance(location, Path):
         # SQLite's read-only open: a missing file is an error, not a new empty one.
-        return sa.create_engine(f"sqlite:///file:{location}?mode=ro&uri=true", connect_args={"timeout": 2.0})
+        read_only = URL.create("sqlite", database=f"file:{location}", query={"mode": "ro", "uri": "true"})
+        return sa.create_engine(read_only, connect_args={"timeout": 2.0})
     return sa.create_engine(
         url(location),
         poolclass=sa.pool.NullPool,
