@@ -297,3 +297,37 @@ def test_check_reads_a_postgresql_store_without_showing_its_password(postgres_se
     wrong = PostgresDsn(str(url).replace(password, "wrong"))
     refused = audit_verdict(wrong)
     assert refused.status.value == "fail" and "cannot be read" in refused.why and "wrong" not in refused.why
+
+
+# --- The server itself (respawn/sandbox/postgres.py) --------------------------------------------------
+
+
+def test_a_trail_open_across_a_database_restart_goes_on_and_the_rows_stay(postgres_server):
+    from pydantic import PostgresDsn
+
+    from respawn.sandbox import postgres
+
+    trail = AuditTrail(PostgresDsn(postgres.create_database(postgres_server, "test_restart")))
+    assert trail.record(event("before"))
+    postgres.stop(postgres_server)
+    assert not postgres.running(postgres_server)
+    postgres.start(postgres_server)
+    postgres.start(postgres_server)  # idempotent
+    # The pooled connection died with the server: checked before use, replaced, nothing raised.
+    assert trail.record(event("after"))
+    assert [r.key for r in trail.query()] == ["before", "after"]
+    trail.close()
+
+
+def test_the_sandbox_configuration_names_the_labs_postgresql(tmp_path):
+    from respawn.config.cluster import load_config
+    from respawn.sandbox import postgres
+    from respawn.sandbox.lab import Lab
+    from respawn.sandbox.labconfig import write_lab_config
+
+    lab = Lab(root=tmp_path)
+    server = postgres.of_lab(lab)
+    assert (server.folder, server.port) == (tmp_path / "postgres", 25432)
+    url = "postgresql://respawn:pw@127.0.0.1:25432/respawn"
+    assert str(load_config(write_lab_config(lab, audit_db=url)).audit_db) == url
+    assert load_config(write_lab_config(lab)).audit_db == lab.audit_db
