@@ -4,7 +4,6 @@ controller to reconcile it. Respawn changes nothing on the scheduler here."""
 import asyncio
 from contextlib import closing
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 from temporalio import activity
 
@@ -13,6 +12,7 @@ from respawn.advisor.advice import TERMINAL, Advice, AdviceRef, AdviceRequest, A
 from respawn.audit.details import AdvisedDetails, ReconciledDetails
 from respawn.audit.trail import EventType, incident_event
 from respawn.services import Services
+from respawn.store.engine import Location
 
 _POLL_S = 0.25
 
@@ -92,8 +92,8 @@ class AdviceActivities:
         return outcome
 
 
-# The advice table is SQLite: each call runs in a thread, off the worker's event loop.
-def _publish(db: Path, req: AdviceRequest) -> Advice:
+# The advice store's calls block (SQLite or PostgreSQL): each runs in a thread, off the worker's event loop.
+def _publish(db: Location, req: AdviceRequest) -> Advice:
     with closing(AdviceStore(db)) as store:
         return store.publish(req)
 

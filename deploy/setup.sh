@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs everything Respawn's demo and tests need on a fresh Debian machine:
-# Slurm + munge + OpenSSH from Debian, and a virtualenv at .venv with the
+# Slurm + munge + OpenSSH + PostgreSQL from Debian, and a virtualenv at .venv with the
 # `respawn` command. Safe to run again: it skips what is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(slurm-wlm munge openssh-server openssh-client procps util-linux prometheus chromium podman runc debootstrap catatonit)
+packages=(slurm-wlm munge postgresql openssh-server openssh-client procps util-linux prometheus chromium podman runc debootstrap catatonit)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

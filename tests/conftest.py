@@ -4,11 +4,16 @@ Nothing is skipped when Slurm, munge or sshd are missing: `up` fails loudly.
 """
 
 import fcntl
+import shutil
+import socket
 import sys
+import tempfile
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from pydantic import PostgresDsn
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.contrib.pydantic import pydantic_data_converter
@@ -16,7 +21,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from respawn.attribution.matcher import Matcher
 from respawn.attribution.runbook import Catalogue
-from respawn.sandbox import Lab, down, reset, status, up
+from respawn.sandbox import Lab, down, postgres, reset, status, up
 from respawn.sandbox import lab as make_lab
 from respawn.workflows.search import CLUSTER, FAILURE_CLASS, JOB_ID, PHASE
 
@@ -58,6 +63,32 @@ def sandbox(lab: Lab) -> Iterator[Lab]:
         finally:
             if not was_running:
                 down(lab)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[postgres.Postgres]:
+    """Debian's PostgreSQL, this session's own (a new cluster in /tmp on a free port, so
+    sessions and xdist workers never share one); stopped and removed at the end."""
+    folder = Path(tempfile.mkdtemp(prefix="respawn-pg-"))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = postgres.Postgres(folder, port=port)
+    try:
+        postgres.start(server)
+        yield server
+    finally:
+        postgres.stop(server)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> Path | PostgresDsn:
+    """An empty audit store (`audit_db`): a new SQLite file, or a new database on the session's PostgreSQL."""
+    if request.param == "sqlite":
+        return tmp_path / "audit.db"
+    server = request.getfixturevalue("postgres_server")
+    return PostgresDsn(postgres.create_database(server, f"test_{uuid.uuid4().hex[:12]}"))
 
 
 @pytest.fixture(scope="module")

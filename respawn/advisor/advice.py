@@ -8,18 +8,21 @@ generation number; a controller reports on the generation it applied, and a
 report on one that is no longer the job's current advice is refused, so a slow
 controller never confirms something that was superseded.
 
-The advice lives in SQLite beside the audit trail (same file), so the worker
-that publishes it and the server that hands it out agree across processes.
+The advice lives beside the audit trail (the same SQLite file or PostgreSQL
+database, respawn/store), so the worker that publishes it and the server that
+hands it out agree across processes and hosts.
 """
 
-import json
-import sqlite3
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from enum import StrEnum
-from pathlib import Path
-from typing import Any
 
+import sqlalchemy as sa
 from pydantic import BaseModel, Field
+from sqlalchemy.engine import Connection
+
+from respawn.store.engine import IMMEDIATE, Location, open_engine, serialise
+from respawn.store.schema import advice
 
 
 class Desired(StrEnum):
@@ -97,94 +100,55 @@ class AlreadyFinal(AdviceError):
     pass
 
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS advice (
-    cluster TEXT NOT NULL,
-    job_id INTEGER NOT NULL,
-    generation INTEGER NOT NULL,
-    incident_id TEXT NOT NULL UNIQUE,
-    attempt INTEGER NOT NULL,
-    desired TEXT NOT NULL,
-    exclude TEXT NOT NULL,
-    drain TEXT NOT NULL,
-    reason TEXT NOT NULL,
-    published_at TEXT NOT NULL,
-    status TEXT NOT NULL,
-    detail TEXT NOT NULL,
-    controller TEXT,
-    status_at TEXT,
-    PRIMARY KEY (cluster, job_id, generation)
-);
-"""
-_COLUMNS = (
-    "cluster, job_id, generation, incident_id, attempt, desired, exclude, drain, reason, published_at,"
-    " status, detail, controller, status_at"
-)
-
-
 class AdviceStore:
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, timeout=10.0, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.executescript(_SCHEMA)
+    """The advice in the store `audit_db` names, beside the audit trail (respawn/store)."""
+
+    def __init__(self, location: Location) -> None:
+        self._engine = open_engine(location)
 
     def close(self) -> None:
-        self._db.close()
+        self._engine.dispose()
 
     def publish(self, req: AdviceRequest) -> Advice:
         """The job's next generation; publishing again for the same incident returns what was published."""
-        with self._transaction():
-            existing = self._one("incident_id = ?", (req.incident_id,))
+        with self._transaction() as conn:
+            _hold_job(conn, req.cluster, req.job_id)
+            existing = _one(conn, advice.c.incident_id == req.incident_id)
             if existing is not None:
                 return existing
-            (newest,) = self._db.execute(
-                "SELECT COALESCE(MAX(generation), 0) FROM advice WHERE cluster = ? AND job_id = ?",
-                (req.cluster, req.job_id),
-            ).fetchone()
-            advice = Advice(**req.model_dump(), generation=newest + 1, published_at=datetime.now(UTC))
-            self._db.execute(
-                f"INSERT INTO advice ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    advice.cluster,
-                    advice.job_id,
-                    advice.generation,
-                    advice.incident_id,
-                    advice.attempt,
-                    advice.desired.value,
-                    json.dumps(advice.exclude),
-                    json.dumps(advice.drain),
-                    advice.reason,
-                    advice.published_at.isoformat(),
-                    advice.status.value,
-                    advice.detail,
-                    None,
-                    None,
-                ),
-            )
-            return advice
+            newest = conn.execute(
+                sa.select(sa.func.coalesce(sa.func.max(advice.c.generation), 0)).where(
+                    advice.c.cluster == req.cluster, advice.c.job_id == req.job_id
+                )
+            ).scalar_one()
+            published = Advice(**req.model_dump(), generation=newest + 1, published_at=datetime.now(UTC))
+            row = {**published.model_dump(), "desired": req.desired.value, "status": published.status.value}
+            conn.execute(sa.insert(advice).values(row))
+            return published
 
     def current(self, cluster: str, job_id: int) -> Advice | None:
         """The job's newest advice: the only one a controller should act on."""
-        return self._one("cluster = ? AND job_id = ? ORDER BY generation DESC LIMIT 1", (cluster, job_id))
+        with self._engine.connect() as conn:
+            return _current(conn, cluster, job_id)
 
     def get(self, cluster: str, job_id: int, generation: int) -> Advice | None:
-        return self._one("cluster = ? AND job_id = ? AND generation = ?", (cluster, job_id, generation))
+        with self._engine.connect() as conn:
+            return _one(conn, advice.c.cluster == cluster, advice.c.job_id == job_id, advice.c.generation == generation)
 
     def listing(self, cluster: str, *, open_only: bool = False, after_job: int = 0, limit: int = 100) -> list[Advice]:
         """Each job's current advice, by job id; page with `after_job` (a cursor)."""
-        where = (
-            "a.cluster = ? AND a.job_id > ? AND a.generation = (SELECT MAX(generation) FROM advice b"
-            " WHERE b.cluster = a.cluster AND b.job_id = a.job_id)"
+        newer = advice.alias("newer")
+        newest = (
+            sa.select(sa.func.max(newer.c.generation))
+            .where(newer.c.cluster == advice.c.cluster, newer.c.job_id == advice.c.job_id)
+            .scalar_subquery()
         )
-        args: list[str | int] = [cluster, after_job]
+        where = [advice.c.cluster == cluster, advice.c.job_id > after_job, advice.c.generation == newest]
         if open_only:
-            where += f" AND a.status NOT IN ({','.join('?' * len(TERMINAL))})"
-            args += [s.value for s in TERMINAL]
-        rows = self._db.execute(
-            f"SELECT {_COLUMNS} FROM advice a WHERE {where} ORDER BY a.job_id LIMIT ?", (*args, limit)
-        ).fetchall()
-        return [_advice(r) for r in rows]
+            where.append(advice.c.status.not_in([s.value for s in TERMINAL]))
+        with self._engine.connect() as conn:
+            rows = conn.execute(sa.select(advice).where(*where).order_by(advice.c.job_id).limit(limit)).mappings()
+            return [Advice.model_validate(dict(r)) for r in rows]
 
     def report(
         self, cluster: str, job_id: int, generation: int, status: Status, detail: str, controller: str
@@ -196,8 +160,9 @@ class AdviceStore:
         """
         if status is Status.PUBLISHED:
             raise ValueError("a controller reports pending, converged or abandoned")
-        with self._transaction():
-            current = self.current(cluster, job_id)
+        with self._transaction() as conn:
+            _hold_job(conn, cluster, job_id)
+            current = _current(conn, cluster, job_id)
             if current is None or generation > current.generation:
                 raise UnknownAdvice(f"job {job_id} has no advice of generation {generation}")
             if generation < current.generation:
@@ -209,51 +174,39 @@ class AdviceStore:
                 if status is current.status:
                     return current
                 raise AlreadyFinal(f"generation {generation} of job {job_id} is already {current.status.value}")
-            now = datetime.now(UTC)
-            self._db.execute(
-                "UPDATE advice SET status = ?, detail = ?, controller = ?, status_at = ?"
-                " WHERE cluster = ? AND job_id = ? AND generation = ?",
-                (status.value, detail, controller, now.isoformat(), cluster, job_id, generation),
+            reported = current.model_copy(
+                update={"status": status, "detail": detail, "controller": controller, "status_at": datetime.now(UTC)}
             )
-            return current.model_copy(
-                update={"status": status, "detail": detail, "controller": controller, "status_at": now}
+            conn.execute(
+                sa.update(advice)
+                .where(advice.c.cluster == cluster, advice.c.job_id == job_id, advice.c.generation == generation)
+                .values(status=status.value, detail=detail, controller=controller, status_at=reported.status_at)
             )
+            return reported
 
-    def _one(self, where: str, args: tuple[str | int, ...]) -> Advice | None:
-        row = self._db.execute(f"SELECT {_COLUMNS} FROM advice WHERE {where}", args).fetchone()
-        return _advice(row) if row else None
-
-    def _transaction(self) -> "_Immediate":
-        return _Immediate(self._db)
-
-
-class _Immediate:
-    """BEGIN IMMEDIATE ... COMMIT: the read and the write of a generation are one step across processes."""
-
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self._db = db
-
-    def __enter__(self) -> None:
-        self._db.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
-        self._db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+    def _transaction(self) -> AbstractContextManager[Connection]:
+        """A transaction whose read and write of a generation are one step across processes and hosts
+        (SQLite: IMMEDIATE; PostgreSQL: the job's lock, `_hold_job`)."""
+        return self._engine.execution_options(**{IMMEDIATE: True}).begin()
 
 
-def _advice(r: tuple[Any, ...]) -> Advice:
-    return Advice(
-        cluster=r[0],
-        job_id=r[1],
-        generation=r[2],
-        incident_id=r[3],
-        attempt=r[4],
-        desired=Desired(r[5]),
-        exclude=json.loads(r[6]),
-        drain=json.loads(r[7]),
-        reason=r[8],
-        published_at=datetime.fromisoformat(r[9]),
-        status=Status(r[10]),
-        detail=r[11],
-        controller=r[12],
-        status_at=datetime.fromisoformat(r[13]) if r[13] else None,
+def _hold_job(conn: Connection, cluster: str, job_id: int) -> None:
+    # Publishing and reporting on a job's advice take turns: a generation is read and written
+    # (or judged current and updated) as one step, whichever host does it.
+    serialise(conn, f"advice/{cluster}/{job_id}")
+
+
+def _current(conn: Connection, cluster: str, job_id: int) -> Advice | None:
+    query = (
+        sa.select(advice)
+        .where(advice.c.cluster == cluster, advice.c.job_id == job_id)
+        .order_by(advice.c.generation.desc())
+        .limit(1)
     )
+    row = conn.execute(query).mappings().first()
+    return Advice.model_validate(dict(row)) if row else None
+
+
+def _one(conn: Connection, *where: sa.ColumnElement[bool]) -> Advice | None:
+    row = conn.execute(sa.select(advice).where(*where)).mappings().first()
+    return Advice.model_validate(dict(row)) if row else None

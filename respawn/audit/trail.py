@@ -1,17 +1,15 @@
-"""The audit trail: one row per event, durable and queryable (SQLite).
+"""The audit trail: one row per event, durable and queryable (SQLite or PostgreSQL).
 
 Every write carries a key that names the event exactly once (the incident id
-and the step), so a replayed or retried activity adds no rows. WAL mode lets the
-detector and the workers write from separate processes.
+and the step), so a replayed or retried activity adds no rows, from however many
+processes and hosts write it (respawn/store: one schema for both databases).
 """
 
-import json
-import sqlite3
 from datetime import UTC, datetime
 from enum import StrEnum
-from pathlib import Path
 from typing import Any, TypeVar
 
+import sqlalchemy as sa
 from pydantic import BaseModel, Field, model_validator
 
 from respawn.audit.details import (
@@ -37,6 +35,8 @@ from respawn.audit.details import (
     WatchdogReleasedDetails,
     WatchErrorDetails,
 )
+from respawn.store.engine import Location, insert_ignoring, open_engine, serialise
+from respawn.store.schema import events
 
 
 class EventType(StrEnum):
@@ -196,70 +196,24 @@ def incident_event(
     )
 
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS events (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    key TEXT NOT NULL UNIQUE,
-    at TEXT NOT NULL,
-    cluster TEXT NOT NULL,
-    job_id INTEGER NOT NULL,
-    attempt INTEGER,
-    incident_id TEXT,
-    event_type TEXT NOT NULL,
-    failure_class TEXT,
-    pattern TEXT,
-    cause_layer TEXT,
-    nodes TEXT NOT NULL,
-    action TEXT,
-    acted INTEGER,
-    details TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS events_job ON events (cluster, job_id, id);
-CREATE INDEX IF NOT EXISTS events_type ON events (event_type, id);
-CREATE INDEX IF NOT EXISTS events_incident ON events (incident_id, id);
-"""
-
-_COLUMNS = (
-    "id, key, at, cluster, job_id, attempt, incident_id, event_type, failure_class,"
-    " pattern, cause_layer, nodes, action, acted, details"
-)
-
-
 class AuditTrail:
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, timeout=10.0, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
+    """The trail in the store `audit_db` names (respawn/store): a SQLite file, or PostgreSQL."""
+
+    def __init__(self, location: Location) -> None:
+        self._engine = open_engine(location)
 
     def close(self) -> None:
-        self._db.close()
+        self._engine.dispose()
 
     def record(self, event: AuditEvent) -> bool:
         """Write the event; False when an event with its key was already there."""
-        cursor = self._db.execute(
-            "INSERT OR IGNORE INTO events (key, at, cluster, job_id, attempt, incident_id, event_type,"
-            " failure_class, pattern, cause_layer, nodes, action, acted, details)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                event.key,
-                event.at.astimezone(UTC).isoformat(),
-                event.cluster,
-                event.job_id,
-                event.attempt,
-                event.incident_id,
-                event.event_type.value,
-                event.failure_class,
-                event.pattern,
-                event.cause_layer,
-                ",".join(event.nodes),
-                event.action,
-                None if event.acted is None else int(event.acted),
-                json.dumps(event.details, default=str, sort_keys=True),
-            ),
-        )
-        return cursor.rowcount == 1
+        with self._engine.begin() as conn:
+            # Readers follow the trail by id (the watchdog, the console): two writers' transactions
+            # committing out of id order would hide the earlier id from a reader already past the
+            # later one. One writer at a time until commit keeps ids visible in order.
+            serialise(conn, "events")
+            row = event.model_dump(include=set(_Event.model_fields))  # a row read back is written without its id
+            return insert_ignoring(conn, events, "key", {**row, "event_type": event.event_type.value})
 
     def query(
         self,
@@ -274,48 +228,24 @@ class AuditTrail:
         limit: int = 1000,
     ) -> list[AuditRow]:
         """Events in the order they were written; page with `after_id` (a cursor)."""
-        where: list[str] = ["id > ?"]
-        args: list[str | int] = [after_id]
+        where = [events.c.id > after_id]
         if cluster is not None:
-            where.append("cluster = ?")
-            args.append(cluster)
+            where.append(events.c.cluster == cluster)
         if job_id is not None:
-            where.append("job_id = ?")
-            args.append(job_id)
+            where.append(events.c.job_id == job_id)
         if incident_id is not None:
-            where.append("incident_id = ?")
-            args.append(incident_id)
+            where.append(events.c.incident_id == incident_id)
         if event_types:
-            where.append(f"event_type IN ({','.join('?' * len(event_types))})")
-            args.extend(t.value for t in event_types)
+            where.append(events.c.event_type.in_([t.value for t in event_types]))
         if since is not None:
-            where.append("at >= ?")
-            args.append(since.astimezone(UTC).isoformat())
+            where.append(events.c.at >= since)
         if until is not None:
-            where.append("at < ?")
-            args.append(until.astimezone(UTC).isoformat())
-        rows = self._db.execute(
-            f"SELECT {_COLUMNS} FROM events WHERE {' AND '.join(where)} ORDER BY id LIMIT ?",
-            (*args, limit),
-        ).fetchall()
-        return [_row(r) for r in rows]
+            where.append(events.c.at < until)
+        with self._engine.connect() as conn:
+            rows = conn.execute(sa.select(events).where(*where).order_by(events.c.id).limit(limit)).mappings()
+            return [row_of(r) for r in rows]
 
 
-def _row(r: tuple[Any, ...]) -> AuditRow:
-    return AuditRow(
-        id=r[0],
-        key=r[1],
-        at=datetime.fromisoformat(r[2]),
-        cluster=r[3],
-        job_id=r[4],
-        attempt=r[5],
-        incident_id=r[6],
-        event_type=EventType(r[7]),
-        failure_class=r[8],
-        pattern=r[9],
-        cause_layer=r[10],
-        nodes=[n for n in r[11].split(",") if n],
-        action=r[12],
-        acted=None if r[13] is None else bool(r[13]),
-        details=json.loads(r[14]),
-    )
+def row_of(r: sa.RowMapping) -> AuditRow:
+    """A row of the events table as the event it stores."""
+    return AuditRow.model_validate(dict(r))

@@ -12,7 +12,17 @@ from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, HttpUrl, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    HttpUrl,
+    PostgresDsn,
+    ValidationError,
+    model_validator,
+)
 
 from respawn.attribution.runbook import DEFAULT_DIR as DEFAULT_RUNBOOKS
 from respawn.config import yamlfile
@@ -473,6 +483,15 @@ class ServerSettings(_Strict):
         return self
 
 
+def _store_location(value: Any) -> Any:
+    """A URL (anything with `://`) must be PostgreSQL's; anything else is a SQLite file's path."""
+    if isinstance(value, str) and "://" in value:
+        if not value.startswith(("postgresql://", "postgresql+psycopg://")):
+            raise ValueError("a URL here is postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE; else a file's path")
+        return PostgresDsn(value)
+    return value
+
+
 class ClusterConfig(_Strict):
     cluster: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
@@ -488,7 +507,9 @@ class ClusterConfig(_Strict):
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
     # What the accounting of lost GPU-hours assumes of a job's GPUs (docs/cost.md).
     accounting: AccountingSettings = Field(default_factory=AccountingSettings)
-    audit_db: Path
+    # The audit trail and the advice (docs/store.md): a SQLite file's path (one host), or a
+    # postgresql:// URL (a control plane on several hosts).
+    audit_db: Annotated[Path | PostgresDsn, BeforeValidator(_store_location)]
     runbooks: Path = DEFAULT_RUNBOOKS
     attribution_hook: AttributionHook | None = None  # optional second opinion (docs/attribution-hook.md)
     server: ServerSettings = Field(default_factory=ServerSettings)

@@ -41,19 +41,20 @@ def secret_files(config: ClusterConfig) -> list[tuple[str, Path, str]]:
 
 def check(config: ClusterConfig, config_path: Path) -> list[Finding]:
     findings = [f for where, path, kind in secret_files(config) for f in _check_file(where, path, kind)]
-    inline = [t.name for t in config.server.tokens if t.token is not None]
-    if inline:
-        mode = _mode(config_path)
-        if mode is not None and mode & 0o044:
-            for name in inline:
-                findings.append(
-                    Finding(
-                        f"server.tokens[{name}].token",
-                        f"the secret is written in {config_path}, which group or others can read (mode {mode:04o}):"
-                        f" prefer token_file (a file of mode 600), or chmod 600 {shlex.quote(str(config_path))}",
-                        problem=False,
-                    )
+    inline = [(f"server.tokens[{t.name}].token", "token_file") for t in config.server.tokens if t.token is not None]
+    if not isinstance(config.audit_db, Path) and any(host.get("password") for host in config.audit_db.hosts()):
+        inline.append(("audit_db", "libpq's PGPASSFILE or PGPASSWORD (the URL without it)"))
+    mode = _mode(config_path)
+    if inline and mode is not None and mode & 0o044:
+        for where, instead in inline:
+            findings.append(
+                Finding(
+                    where,
+                    f"the secret is written in {config_path}, which group or others can read (mode {mode:04o}):"
+                    f" prefer {instead} (a file of mode 600), or chmod 600 {shlex.quote(str(config_path))}",
+                    problem=False,
                 )
+            )
     return findings
 
 

@@ -82,9 +82,12 @@ def lab_config(lab: Lab, transport: SchedulerAccess = SchedulerAccess.LOCAL) -> 
     )
 
 
-def write_lab_config(lab: Lab, transport: SchedulerAccess = SchedulerAccess.LOCAL) -> Path:
+def write_lab_config(lab: Lab, transport: SchedulerAccess = SchedulerAccess.LOCAL, audit_db: str | None = None) -> Path:
+    """The lab's configuration file; `audit_db`: another store than the lab's SQLite file (a URL)."""
     path = lab.root / ("respawn.yaml" if transport is SchedulerAccess.LOCAL else f"respawn-{transport.value}.yaml")
     config = lab_config(lab, transport)
+    if audit_db is not None:
+        config = ClusterConfig.model_validate({**config.model_dump(), "audit_db": audit_db})
     path.write_text(yaml.safe_dump(config.model_dump(mode="json", exclude_defaults=True), sort_keys=False))
     return path
 

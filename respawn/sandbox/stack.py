@@ -2,7 +2,7 @@
 
 import shutil
 
-from respawn.sandbox import cluster, dcgm, procs, prometheus, sshd
+from respawn.sandbox import cluster, dcgm, postgres, procs, prometheus, sshd
 from respawn.sandbox import temporal as temporal_server  # `up` has a parameter named temporal
 from respawn.sandbox.lab import Lab
 
@@ -58,6 +58,7 @@ def down(lab: Lab) -> None:
     prometheus.stop(lab)
     dcgm.stop(lab)
     cluster.stop(lab)
+    postgres.stop(postgres.of_lab(lab))  # started only with `--store postgresql`
     for pid_file in lab.run_dir.glob("*.pid"):
         pid = procs.read_pid(pid_file)
         if pid is None or not procs.alive(pid):

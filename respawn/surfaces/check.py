@@ -17,7 +17,6 @@ at) says `skip`, which is not a failure.
 import asyncio
 import os
 import re
-import sqlite3
 import stat
 import tempfile
 import time
@@ -28,7 +27,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import sqlalchemy as sa
 
+from respawn.audit.trail import row_of
 from respawn.config.cluster import ClusterConfig, MetricsSettings
 from respawn.scheduler import hostlist, slurm_json
 from respawn.scheduler.slurm import JobInfo, NodeInfo, Slurm
@@ -36,6 +37,8 @@ from respawn.scheduler.slurm_json.common import integer
 from respawn.scheduler.states import ENDED, JobState
 from respawn.sources import gpu_metrics
 from respawn.sources.joblog import UnsafeOutput, reads_any_file, tail_lines
+from respawn.store import schema
+from respawn.store.engine import Location, describe, read_only_engine, version
 from respawn.surfaces.status import _reason, _respawn_user, _scheduler, config_warnings
 
 DEFAULT_TIMEOUT_S = 10.0
@@ -511,54 +514,72 @@ async def _temporal(config: ClusterConfig) -> list[Verdict]:
 # --- The audit store ----------------------------------------------------------------------------------
 
 
-def audit_verdict(path: Path) -> Verdict:
-    """Whether the audit trail's folder takes a new file and its schema reads (read-only: nothing changes)."""
-    from respawn.audit.trail import _COLUMNS, _row
-
-    name = "audit"
-    folder = path.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent  # Respawn creates the missing folders: the first one there must take them
-    try:
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".respawn-check-"):
-            pass
-    except OSError as exc:
-        return _v(
-            name,
-            Status.FAIL,
-            f"{folder}: cannot create a file ({exc.strerror}): the trail (and SQLite's journal beside it) cannot be written",
-            f"make {folder} writable by Respawn's user, or set audit_db elsewhere",
-        )
-    if not path.exists():
-        return _v(name, Status.PASS, f"{path} will be created at the first start ({folder} is writable)")
-    if not stat.S_ISREG(path.stat().st_mode):
-        return _v(name, Status.FAIL, f"{path} is not a regular file", "set audit_db to a file's path")
-    try:
-        db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=2.0)
+def audit_verdict(location: Location) -> Verdict:
+    """Whether the audit store can be written (a SQLite file: its folder takes a new file) and its
+    schema reads (read-only: nothing changes, not even a migration)."""
+    if isinstance(location, Path):
+        path = location
+        folder = path.parent
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent  # Respawn creates the missing folders: the first one there must take them
         try:
-            columns = {row[1] for row in db.execute("PRAGMA table_info(events)")}
-            wanted = {c.strip() for c in _COLUMNS.split(",")}
+            with tempfile.NamedTemporaryFile(dir=folder, prefix=".respawn-check-"):
+                pass
+        except OSError as exc:
+            return _v(
+                "audit",
+                Status.FAIL,
+                f"{folder}: cannot create a file ({exc.strerror}): the trail (and SQLite's journal beside it) cannot be written",
+                f"make {folder} writable by Respawn's user, or set audit_db elsewhere",
+            )
+        if not path.exists():
+            return _v("audit", Status.PASS, f"{path} will be created at the first start ({folder} is writable)")
+        if not stat.S_ISREG(path.stat().st_mode):
+            return _v("audit", Status.FAIL, f"{path} is not a regular file", "set audit_db to a file's path")
+        return _schema_verdict(location, f"; {folder} is writable")
+    return _schema_verdict(location, f" ({describe(location)})")
+
+
+def _schema_verdict(location: Location, where: str) -> Verdict:
+    shown = describe(location)
+    fix = (
+        "set audit_db to a file of Respawn's own"
+        if isinstance(location, Path)
+        else "set audit_db to Respawn's database"
+    )
+    engine = read_only_engine(location)
+    try:
+        with engine.connect() as conn:
+            inspector = sa.inspect(conn)
+            columns = {c["name"] for c in inspector.get_columns("events")} if inspector.has_table("events") else set()
+            wanted = set(schema.events.c.keys())
             if columns and wanted - columns:
                 return _v(
-                    name,
+                    "audit",
                     Status.FAIL,
-                    f"{path}: table events lacks {', '.join(sorted(wanted - columns))}: another program's, or older",
-                    "set audit_db to a file of Respawn's own",
+                    f"{shown}: table events lacks {', '.join(sorted(wanted - columns))}: another program's, or older",
+                    fix,
                 )
-            rows = db.execute(f"SELECT {_COLUMNS} FROM events ORDER BY id DESC LIMIT 1").fetchall() if columns else []
-            for row in rows:
-                _row(row)
-            count = db.execute("SELECT count(*) FROM events").fetchone()[0] if columns else 0
-        finally:
-            db.close()
-    except (sqlite3.Error, ValueError) as exc:
-        return _v(
-            name,
-            Status.FAIL,
-            f"{path}: the trail cannot be read ({_reason(exc)})",
-            "set audit_db to a file of Respawn's own",
-        )
-    return _v(name, Status.PASS, f"{path}: schema reads, {count} events; {folder} is writable")
+            at = version(conn)
+            if at is not None and at > schema.HEAD:
+                return _v(
+                    "audit",
+                    Status.FAIL,
+                    f"{shown}: schema {at} is a newer release's (this one knows {schema.HEAD})",
+                    "",
+                )
+            if columns:
+                for row in conn.execute(
+                    sa.select(schema.events).order_by(schema.events.c.id.desc()).limit(1)
+                ).mappings():
+                    row_of(row)
+            count = conn.execute(sa.select(sa.func.count()).select_from(schema.events)).scalar() if columns else 0
+    except (sa.exc.SQLAlchemyError, ValueError) as exc:
+        return _v("audit", Status.FAIL, f"{shown}: the trail cannot be read ({_reason(exc)})", fix)
+    finally:
+        engine.dispose()
+    migrate = "" if at == schema.HEAD else f", schema {at or 'of an earlier release'} migrated at the first start"
+    return _v("audit", Status.PASS, f"{shown}: schema reads, {count} events{migrate}{where}")
 
 
 # --- Running them ---------------------------------------------------------------------------------------

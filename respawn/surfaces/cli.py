@@ -71,6 +71,13 @@ def _parser() -> argparse.ArgumentParser:
         help="reset: cancel every job, resume every node, heal every simulated GPU",
     )
     s.add_argument("--nodes", type=int, default=4)
+    s.add_argument(
+        "--store",
+        choices=["sqlite", "postgresql"],
+        default="sqlite",
+        help="with up: the audit store, the lab's SQLite file (default) or Debian's PostgreSQL started"
+        " in the lab on port 25432 (docs/store.md)",
+    )
     s.add_argument("--json", action="store_true", help="with status: as JSON")
     s.add_argument(
         "--backend",
@@ -243,11 +250,18 @@ def _sandbox(args: argparse.Namespace) -> int:
     if args.action == "up":
         with _waiting("sandbox up", lambda: [n for n, s in sandbox.status(lab).items() if s != "running"]):
             sandbox.up(lab, nodes=args.nodes)
+        audit_db, store = None, ""
+        if args.store == "postgresql":
+            from respawn.sandbox import postgres
+
+            server = postgres.of_lab(lab)
+            postgres.start(server)
+            audit_db, store = server.url(), f", PostgreSQL {server.host}:{server.port}"
         for transport in SchedulerAccess:
-            write_lab_config(lab, transport)
+            write_lab_config(lab, transport, audit_db)
         print(
             f"sandbox up in {lab.root}: Slurm ({', '.join(lab.nodes)}), Temporal {lab.temporal_address}"
-            f" (Web UI http://127.0.0.1:8233), sshd 127.0.0.1:22022"
+            f" (Web UI http://127.0.0.1:8233), sshd 127.0.0.1:22022{store}"
         )
         print(f"export SLURM_CONF={lab.slurm_conf} RESPAWN_CONFIG={lab.root / 'respawn.yaml'}")
     elif args.action == "down":

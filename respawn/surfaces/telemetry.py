@@ -17,7 +17,6 @@ folds them from the audit trail when it is scraped, at most once a minute (`Cost
 
 import logging
 import math
-import sqlite3
 import threading
 import time
 from collections.abc import Sequence
@@ -25,6 +24,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import sqlalchemy as sa
 from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
 from respawn.audit.details import DetectedDetails, IncidentClosedDetails
@@ -191,7 +191,7 @@ class CostGauges:
                     )
                 finally:
                     audit.close()
-            except (sqlite3.Error, OSError) as exc:
+            except (sa.exc.SQLAlchemyError, OSError) as exc:
                 log.warning("cost gauges not refreshed: cannot read the audit trail: %s", exc)
                 return
             for part in report.parts:

@@ -1,6 +1,8 @@
 """The console's JSON API without the sandbox: a temporary audit trail with thousands of
 synthetic jobs, Slurm faked, the real server app (auth included) over ASGI."""
 
+import sqlite3
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -189,9 +191,8 @@ def _config(tmp_path: Path, audit_db: Path) -> ClusterConfig:
 def setup(tmp_path, audit_db):
     """A fresh copy of the trail per test (some tests add rows), the app, its view and fake Slurm."""
     db = tmp_path / "audit.db"
-    source = AuditTrail(audit_db)
-    source._db.execute("VACUUM INTO ?", (str(db),))  # a consistent copy, WAL included
-    source.close()
+    with closing(sqlite3.connect(audit_db)) as source:
+        source.execute("VACUUM INTO ?", (str(db),))  # a consistent copy, WAL included
     config = _config(tmp_path, db)
     slurm = FakeSlurm(_slurm_jobs())
     audit = AuditTrail(db)

@@ -36,6 +36,15 @@ def test_good_file_loads_with_defaults(tmp_path):
     assert config.task_queue == "respawn-gpu-a"
     assert config.job_output(42) == Path("/lustre/jobs/42/slurm.out")
     assert config.kernel_log("n7") == Path("/var/log/nodes/n7/kern.log")
+    assert config.audit_db == Path("/var/lib/respawn/audit.db")
+
+
+def test_the_audit_store_is_a_file_or_a_postgresql_url(tmp_path):
+    url = "postgresql://respawn:s3cret@db1:5432/respawn"
+    config = load_config(write(tmp_path, GOOD.replace("/var/lib/respawn/audit.db", url)))
+    assert not isinstance(config.audit_db, Path) and str(config.audit_db) == url
+    relative = load_config(write(tmp_path, GOOD.replace("/var/lib/respawn/audit.db", "audit.db")))
+    assert relative.audit_db == Path("audit.db")
 
 
 def test_environment_defaults_to_observe(tmp_path):
@@ -59,6 +68,8 @@ def test_environment_defaults_to_observe(tmp_path):
         (GOOD.replace("budgets: {max_restarts: 5}", "budgets: {max_restarts: -1}"), "budgets.max_restarts"),
         (GOOD + "surprise: 1\n", "surprise"),
         (GOOD.replace("cluster: gpu-a", "cluster: 'a b; rm'"), "cluster"),
+        (GOOD.replace("/var/lib/respawn/audit.db", "mysql://db1/respawn"), "a URL here is postgresql://"),
+        (GOOD.replace("/var/lib/respawn/audit.db", "postgresql://db1:99999/r"), "audit_db"),
     ],
 )
 def test_bad_file_gives_one_line_naming_the_problem(tmp_path, text, message):
@@ -238,3 +249,20 @@ def test_an_inline_token_in_a_config_others_can_read_is_a_warning(tmp_path, caps
     assert "inline-token-0123456789" not in said
     rc, said = respawn_config(secrets_config(tmp_path, inline, mode=0o600), capsys)
     assert rc == 0 and "warning" not in said
+
+
+def test_a_database_password_in_a_config_others_can_read_is_a_warning_never_shown(tmp_path, capsys):
+    key = secrets_config(tmp_path, "").parent / "id_ed25519"
+    path = tmp_path / "respawn.yaml"
+    for url, mode, warned in (
+        ("postgresql://respawn:pw-0123456789@db1/respawn", 0o644, True),
+        ("postgresql://respawn:pw-0123456789@db1/respawn", 0o600, False),
+        ("postgresql://respawn@db1/respawn", 0o644, False),  # the password from libpq's PGPASSFILE
+    ):
+        path.write_text(
+            GOOD.replace("/var/lib/respawn/audit.db", url).replace("client_key: /etc/respawn/id", f"client_key: {key}")
+        )
+        path.chmod(mode)
+        _, said = respawn_config(path, capsys)
+        assert ("warning: audit_db:" in said and "PGPASSFILE" in said) is warned, said
+        assert "pw-0123456789" not in said

@@ -10,12 +10,14 @@ from pathlib import Path
 
 import httpx
 import pytest
+import sqlalchemy as sa
 import yaml
 from prometheus_client import REGISTRY
 
 from respawn.audit.cost import Basis, GpuBasis, Part, cost_report, parse_since, read_rows, report_from_trail
 from respawn.audit.trail import AuditEvent, AuditTrail, EventType, incident_event
 from respawn.config.cluster import AccountingSettings, ClusterConfig
+from respawn.store.schema import events
 from respawn.surfaces import console, telemetry
 from respawn.surfaces.cli import main
 from respawn.surfaces.console.view import ConsoleView
@@ -175,10 +177,10 @@ def test_an_xid_at_a_known_step_costs_the_redone_work_and_the_measured_latencies
 def test_the_checkpoint_resumed_from_counts_over_the_newest_one_the_decision_knew(audit):
     iid = _xid_requeued(audit)
     # The next attempt said it loaded an older checkpoint than DECIDED knew of: more work is redone.
-    audit._db.execute(
-        "UPDATE events SET details = ? WHERE key = ?",
-        (json.dumps({"step": 91, "resumed_from": 90}), f"{iid}/resumed"),
-    )
+    with audit._engine.begin() as conn:
+        conn.execute(
+            sa.update(events).where(events.c.key == f"{iid}/resumed").values(details={"step": 91, "resumed_from": 90})
+        )
     [incident] = _report(audit, T0, T0 + timedelta(hours=10)).incidents
     assert incident.part(Part.WORK_REDONE).seconds == pytest.approx(80.0)  # (130 − 90) × 2 s
 

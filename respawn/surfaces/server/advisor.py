@@ -1,8 +1,6 @@
 """The Advisor API (docs/advisor-api.md): advice for controllers, their
 reconciliation reports, audit-trail queries, and detections from outside."""
 
-from collections.abc import Iterator
-from contextlib import closing
 from datetime import UTC, datetime
 from typing import Annotated, Literal
 
@@ -14,7 +12,7 @@ from respawn.audit.trail import AuditRow, AuditTrail, EventType
 from respawn.config.cluster import ClusterConfig
 from respawn.scheduler.slurm import MAX_JOB_ID
 from respawn.surfaces.server.auth import Caller, require_read, require_write
-from respawn.surfaces.server.deps import audit_trail, cluster_config
+from respawn.surfaces.server.deps import advice_store, audit_trail, cluster_config
 from respawn.surfaces.server.ingest import Accepted, DetectionReport, IngestError
 
 _SQL_INT = 2**62  # every number that reaches SQLite stays inside its 64-bit integers
@@ -44,11 +42,6 @@ def _utc(at: datetime | None) -> datetime | None:
 
 
 Moment = Annotated[datetime | None, AfterValidator(_utc)]
-
-
-def advice_store(request: Request) -> Iterator[AdviceStore]:
-    with closing(AdviceStore(request.app.state.config.audit_db)) as store:
-        yield store
 
 
 class AdvicePage(BaseModel):

@@ -6,6 +6,8 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from respawn.advisor.advice import AdviceStore
+from respawn.audit.trail import AuditTrail
 from respawn.config.cluster import ClusterConfig
 from respawn.surfaces import console, telemetry
 from respawn.surfaces.server import advisor
@@ -16,11 +18,14 @@ from respawn.surfaces.server.ingest import Ingest
 
 def create_app(config: ClusterConfig) -> FastAPI:
     ingest = Ingest(config)
+    audit, advice = AuditTrail(config.audit_db), AdviceStore(config.audit_db)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         yield
         await ingest.close()
+        audit.close()
+        advice.close()
 
     app = FastAPI(
         title="Respawn",
@@ -31,6 +36,7 @@ def create_app(config: ClusterConfig) -> FastAPI:
     app.state.config = config
     app.state.tokens = Tokens(config.server.tokens)
     app.state.ingest = ingest
+    app.state.audit, app.state.advice = audit, advice
     cost_gauges = telemetry.CostGauges(config)
 
     @app.get("/healthz", tags=["server"], summary="liveness: no token needed")

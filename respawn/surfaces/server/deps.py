@@ -1,9 +1,8 @@
-"""What endpoints share: the configuration and a connection to the audit trail per request."""
-
-from collections.abc import Iterator
+"""What endpoints share: the configuration, the audit trail and the advice store of the app."""
 
 from fastapi import Request
 
+from respawn.advisor.advice import AdviceStore
 from respawn.audit.trail import AuditTrail
 from respawn.config.cluster import ClusterConfig
 
@@ -12,10 +11,11 @@ def cluster_config(request: Request) -> ClusterConfig:
     return request.app.state.config
 
 
-def audit_trail(request: Request) -> Iterator[AuditTrail]:
-    # One connection per request: SQLite connections are cheap, and endpoints run in threads.
-    audit = AuditTrail(request.app.state.config.audit_db)
-    try:
-        yield audit
-    finally:
-        audit.close()
+# One of each per app, opened with it: their engines pool connections (PostgreSQL's are not
+# cheap) and are safe to share between the threads endpoints run in.
+def audit_trail(request: Request) -> AuditTrail:
+    return request.app.state.audit
+
+
+def advice_store(request: Request) -> AdviceStore:
+    return request.app.state.advice

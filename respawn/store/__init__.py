@@ -1,0 +1,1 @@
+"""The store of the audit trail and the advice: SQLite for one host, PostgreSQL for several (docs/store.md)."""
