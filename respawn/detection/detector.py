@@ -356,7 +356,7 @@ class Detector:
             if streamed.trouble is not None:  # its stream is not read this poll: Slurm's word still counts
                 self._job_error(job, watch, streamed.trouble)
             lines, watch.wrote_at = streamed.lines, streamed.newest or watch.wrote_at
-            modified = partial(getattr, watch, "wrote_at")
+            modified = partial(_known, watch.wrote_at)  # the newest line's time stamp: no file to ask
         findings: list[Finding] = []
         stepped = False
         if rules.follows_progress(watch.state, job):
@@ -565,6 +565,10 @@ def _enrolment_basis(job: JobInfo) -> str:
     """What a job's enrolment is decided from, as a short key."""
     basis = "\0".join((job.comment, job.partition, job.account, job.user))
     return hashlib.sha256(basis.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _known(at: datetime | None) -> datetime | None:
+    return at
 
 
 def _modified(path: Path) -> datetime | None:
