@@ -74,6 +74,8 @@ class Shipper:
         for path in self._files():
             offset = self._offsets.get(path, 0)
             try:
+                if path.stat().st_size <= offset:
+                    continue  # nothing new (the sandbox's files only grow)
                 with open(path, "rb") as f:
                     f.seek(offset)
                     data = f.read(_BATCH_BYTES)
