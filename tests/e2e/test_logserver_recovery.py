@@ -46,7 +46,7 @@ def served(sandbox: Lab, request: pytest.FixtureRequest) -> Iterator[tuple[Clust
 
 async def test_xid_on_node2_read_from_the_log_server_requeues_without_node2(served):
     cluster, fake, shipper = served
-    job_id = submit(cluster.lab, nodes=3, steps=30, checkpoint_every=10, step_seconds=0.3, comment=ACTION, name="e2e")
+    job_id = submit(cluster.lab, nodes=3, steps=20, checkpoint_every=10, step_seconds=0.3, comment=ACTION, name="e2e")
     await cluster.wait_checkpoint(job_id)
     inject(cluster.lab, job_id, "node2", FaultKind.XID)
 
@@ -73,7 +73,8 @@ async def test_xid_on_node2_read_from_the_log_server_requeues_without_node2(serv
     assert decided.failure_class == "gpu_hardware" and decided.nodes == ["node2"]
     assert decided.acted is True and decided.details["exclude"] == ["node2"]
     attributed = next(r for r in rows if r.event_type is EventType.ATTRIBUTED)
-    assert attributed.details["node_implicated"] is True
+    # Attributed on node2's kernel line: node-level evidence, read from the server (no file is configured).
+    assert attributed.details["node_implicated"] is True and "node2 kernel:" in attributed.details["line"]
     resumed = next(r for r in rows if r.event_type is EventType.RESUMED)
     assert resumed.details["resumed_from"] >= 10
 
