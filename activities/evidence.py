@@ -4,6 +4,7 @@ from datetime import UTC, datetime
 
 from temporalio import activity
 
+from respawn.activities import logserver
 from respawn.activities.errors import as_activity_error
 from respawn.config.cluster import SchedulerAccess
 from respawn.launcher import channel
@@ -21,6 +22,7 @@ from respawn.sources.joblog import (
     reads_any_file,
     tail_lines,
 )
+from respawn.sources.logstream import open_stream
 from respawn.wire.evidence import Evidence, LineSource, LogLine
 from respawn.wire.incident import Detection, DetectionKind, Gathered, GatherRequest
 from respawn.wire.launcher import LauncherView
@@ -51,38 +53,28 @@ class EvidenceActivities:
             nodes = await self._s.slurm.nodes()
         except SchedulerError as exc:
             raise as_activity_error(exc) from exc
-        # Once per incident, not every poll: the last 4 MiB, every line of them.
+        stream = open_stream(config.logs)
         try:
-            raw, end = await asyncio.to_thread(
-                read_lines,
-                config.job_output(req.job_id),
-                req.log_offset,
-                _OUTPUT_BYTES,
-                max_lines=None,
-                owner_uid=_owner(job),
-            )
-        except UnsafeOutput as exc:
-            # The job made its output something Respawn does not read: Slurm's and the nodes' word only.
-            log.warning("incident %s: the job's output is not read: %s", req.incident_id, exc.reason)
-            raw, end = [], req.log_offset
+            if stream is None:
+                raw, end = await self._output(req, job)
+                kernel = {n: await self._kernel(req, n, job) for n in job.nodes if config.kernel_log(n) is not None}
+            else:
+                raw, end = await asyncio.to_thread(logserver.output, stream, req, self._output_limit())
+                kernel = {
+                    n: await asyncio.to_thread(logserver.kernel, stream, req, n, job, _KERNEL_TAIL_LINES)
+                    for n in job.nodes
+                }
+        finally:
+            if stream is not None:
+                stream.close()
         recent = raw[-config.logs.evidence_lines :]
         placement = dict(enumerate(job.nodes))  # one task per node, block distribution
         lines = []
         for seq, text in enumerate(recent):
             rank = rank_of(text)
             lines.append(LogLine(text=text, rank=rank, node=None if rank is None else placement.get(rank), seq=seq))
-        for node in job.nodes:
-            path = config.kernel_log(node)
-            if path is not None:
-                try:
-                    kernel = await asyncio.to_thread(tail_lines, path, _KERNEL_TAIL_LINES)
-                except UnsafeOutput as exc:
-                    log.warning("incident %s: kernel log of %s not read: %s", req.incident_id, node, exc.reason)
-                    kernel = []
-                lines += [
-                    LogLine(text=t, source=LineSource.KERNEL, node=node, seq=i)
-                    for i, t in enumerate(_during(kernel, job.start_time))
-                ]
+        for node, texts in kernel.items():
+            lines += [LogLine(text=t, source=LineSource.KERNEL, node=node, seq=i) for i, t in enumerate(texts)]
         for d in req.detections:
             if d.kind is DetectionKind.JOB_ENDED and d.line:
                 lines.append(LogLine(text=d.line, source=LineSource.SCHEDULER))
@@ -116,6 +108,41 @@ class EvidenceActivities:
             array_job_id=job.array_job_id,
             gpus=job.gpus,
         )
+
+    async def _output(self, req: GatherRequest, job: JobInfo) -> tuple[list[str], int]:
+        """The attempt's output file from its offset, once per incident, not every poll: the
+        last 4 MiB, every line of them; and the offset after them."""
+        try:
+            return await asyncio.to_thread(
+                read_lines,
+                self._s.config.job_output(req.job_id),
+                req.log_offset,
+                _OUTPUT_BYTES,
+                max_lines=None,
+                owner_uid=_owner(job),
+            )
+        except UnsafeOutput as exc:
+            # The job made its output something Respawn does not read: Slurm's and the nodes' word only.
+            log.warning("incident %s: the job's output is not read: %s", req.incident_id, exc.reason)
+            return [], req.log_offset
+
+    def _output_limit(self) -> int:
+        """Lines of the attempt's stream read for its evidence: the server's bound on one query
+        (the file's counterpart is its last 4 MiB); the newest `evidence_lines` are the evidence."""
+        logs = self._s.config.logs
+        return max(logs.evidence_lines, logs.bounds.max_entries_per_query)
+
+    async def _kernel(self, req: GatherRequest, node: str, job: JobInfo) -> list[str]:
+        """The kernel's lines of the node's log file since the attempt started."""
+        path = self._s.config.kernel_log(node)
+        if path is None:
+            return []
+        try:
+            kernel = await asyncio.to_thread(tail_lines, path, _KERNEL_TAIL_LINES)
+        except UnsafeOutput as exc:
+            log.warning("incident %s: kernel log of %s not read: %s", req.incident_id, node, exc.reason)
+            return []
+        return _during(kernel, job.start_time)
 
     async def _launcher(self, req: GatherRequest, job: JobInfo) -> LauncherView | None:
         """The job's in-job launcher, while the job runs: a status a finished run left behind

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from temporalio import activity
 
+from respawn.config.cluster import LogSource
+from respawn.detection.logfollow import position_now
 from respawn.launcher import channel
 from respawn.scheduler.errors import SchedulerError
 from respawn.scheduler.states import JobState
@@ -72,8 +74,15 @@ class InJobActivities:
             detail=ack.detail,
             generation=generation,
             nodes=list(ack.nodes),
-            log_end=output_size(self._s.config.job_output(req.job_id)),
+            log_end=self._output_end(req.job_id),
         )
+
+    def _output_end(self, job_id: int) -> int | None:
+        """Where the job's output goes now: its file's size, or under a log server now (a stream's
+        position is a time stamp, respawn/detection/logfollow.py)."""
+        if self._s.config.logs.source is not LogSource.FILES:
+            return position_now()
+        return output_size(self._s.config.job_output(job_id))
 
 
 def _generation_for(ch: Path, incident_id: str) -> int:

@@ -6,15 +6,17 @@ import subprocess
 import sys
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from respawn.audit.trail import AuditRow, AuditTrail, EventType
-from respawn.config.cluster import ClusterConfig, Environment, SchedulerAccess, load_config
+from respawn.config.cluster import ClusterConfig, Environment, LogSettings, SchedulerAccess, load_config
 from respawn.sandbox.demo import RespawnProcesses
 from respawn.sandbox.lab import Lab
 from respawn.sandbox.labconfig import lab_config
 from respawn.sandbox.polling import until
+from respawn.sandbox.workload.submit import output_path
 from respawn.scheduler.slurm import JobInfo, Slurm
 from respawn.scheduler.transport import LocalTransport
 from respawn.wire.incident import incident_id
@@ -26,13 +28,15 @@ def respawn_running(
     name: str,
     transport: SchedulerAccess = SchedulerAccess.LOCAL,
     environments: dict[str, Environment] | None = None,
+    logs: dict[str, Any] | None = None,
     **budgets,
 ):
     """A detector and a worker for the sandbox, as real child processes.
 
     Each test module runs as its own cluster `name` (own task queue, own audit
     trail), so one module's incidents never count in another's node record.
-    `environments` are added to the sandbox's.
+    `environments` are added to the sandbox's; `logs` replaces settings of its `logs`
+    (a log server instead of files, tests/e2e/test_logserver_recovery.py).
     """
     base = lab_config(lab, transport)
     for stale in lab.root.glob(f"audit-{name}.db*"):  # a module's record starts empty every run
@@ -43,6 +47,7 @@ def respawn_running(
             "audit_db": lab.root / f"audit-{name}.db",
             "environments": base.environments | (environments or {}),
             "budgets": base.budgets.model_copy(update=budgets),
+            "logs": LogSettings.model_validate(base.logs.model_dump() | (logs or {})),
         }
     )
     path = write_config(config, lab.root / f"{name}.yaml")
@@ -109,7 +114,7 @@ class Cluster:
         return [r.event_type for r in self.events(job_id)]
 
     def output(self, job_id: int) -> str:
-        path = self.config.job_output(job_id)
+        path = output_path(self.lab, job_id)  # the job's file, whatever Respawn reads (logs.source)
         return path.read_text(errors="replace") if path.exists() else ""
 
     async def wait_checkpoint(self, job_id: int, step: int = 10, timeout: float = 120) -> None:

@@ -20,8 +20,10 @@ import hashlib
 import logging
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 
 from temporalio.client import Client, WorkflowFailureError
@@ -33,6 +35,7 @@ from respawn.audit.trail import AuditEvent, EventType
 from respawn.config.cluster import ClusterConfig, Mode, SchedulerAccess
 from respawn.detection import rules
 from respawn.detection.enrolment import Enrolment, NotEnrolled, enrol
+from respawn.detection.logfollow import JobLines, StreamFollower
 from respawn.detection.rhythm import Finding, Rhythm, SignalKind, placement, read_signals
 from respawn.detection.rules import NodeFact, RuleSettings, WatchState
 from respawn.detection.watchdog import Watchdog
@@ -43,6 +46,7 @@ from respawn.scheduler.states import ENDED, JobState
 from respawn.services import Services
 from respawn.sources.gpu_metrics import GpuMetrics, XidWatch
 from respawn.sources.joblog import UnsafeOutput, kernel_message, output_size, read_lines, reads_any_file
+from respawn.sources.logstream import Cursor, open_stream
 from respawn.sources.taskprobe import stopped_tasks
 from respawn.surfaces import telemetry
 from respawn.wire.incident import Acting, Detection, DetectionKind, IncidentInput, IncidentResult, Phase, incident_id
@@ -70,7 +74,9 @@ class _Watch:
     restarts: int  # Slurm's restart count when last seen: a requeue moves it, a new job does not
     enrolled_as: str  # what the enrolment was decided from (comment, partition, account, user)
     state: WatchState
-    log_offset: int = 0
+    log_offset: int = 0  # logs.source files: how far its output file is read
+    cursor: Cursor | None = None  # a log server: how far its stream is read (respawn/detection/logfollow.py)
+    wrote_at: datetime | None = None  # a log server: its newest line's time stamp
     rhythm: Rhythm | None = None  # its progress, for hangs and stragglers
     stopped: dict[int, str] | None = None  # the node-side check's answer for the current stall
     probe_wanted: bool = False  # the current stall awaits that answer
@@ -94,6 +100,8 @@ class Detector:
             max_signals_per_attempt=config.detector.max_signals_per_attempt,
         )
         self._stopped = stopped_tasks(config.detector.progress, services.slurm.transport, config.scheduler.slurm_conf)
+        stream = open_stream(config.logs)
+        self._streams = StreamFollower(stream, services.matcher, self._started) if stream is not None else None
         self._xids = XidWatch(GpuMetrics(config.metrics), config.metrics.poll_interval_s) if config.metrics else None
         # Whatever was written after the last complete poll began is still unread: the lag grows
         # while polls fail or stall.
@@ -156,7 +164,7 @@ class Detector:
         self._listing = (time.monotonic(), jobs)
         unreachable = rules.unreachable(nodes)
         detections: list[Detection] = []
-        kernel_hits = await asyncio.to_thread(self._scan_kernel_logs, nodes)
+        kernel_hits, streamed = await self._read_logs(jobs, nodes)
         metric_hits = await self._metric_hits()
         outbox: list[tuple[JobInfo, Enrolment, list[Detection]]] = []
         for job in jobs:
@@ -164,7 +172,9 @@ class Detector:
             if not isinstance(watch.enrolment, Enrolment):
                 continue
             try:
-                found = await asyncio.to_thread(self._observe, job, watch, unreachable, kernel_hits, metric_hits)
+                found = await asyncio.to_thread(
+                    self._observe, job, watch, unreachable, kernel_hits, metric_hits, streamed.get(job.job_id)
+                )
                 if watch.probe_wanted and self._stopped is not None:
                     watch.probe_wanted = False
                     watch.stopped = await self._stopped.stopped(job.job_id, job.nodes)
@@ -181,6 +191,20 @@ class Detector:
         telemetry.JOBS_MONITORED.labels(enrolled="false").set(len(live) - enrolled)
         self._caught_up = began
         return detections
+
+    async def _read_logs(
+        self, jobs: list[JobInfo], nodes: list[NodeInfo]
+    ) -> tuple[dict[str, NodeFact], dict[int, JobLines]]:
+        """The nodes' fatal kernel lines, and under a log server every enrolled job's new lines
+        (one bounded poll of the server for all streams); with files each job's output is read in
+        `_observe`."""
+        if self._streams is None:
+            return await asyncio.to_thread(self._scan_kernel_logs, nodes), {}
+        enrolled = [(job, w) for job in jobs if isinstance((w := self._watch(job)).enrolment, Enrolment)]
+        polled = await asyncio.to_thread(self._streams.poll, [(job, w.cursor) for job, w in enrolled], nodes)
+        for job, watch in enrolled:
+            watch.cursor = polled.jobs[job.job_id].cursor
+        return polled.kernel, polled.jobs
 
     def _job_error(self, job: JobInfo, watch: _Watch, exc: Exception) -> None:
         """A job whose output could not be read or matched this poll: on record once per kind of error."""
@@ -262,8 +286,10 @@ class Detector:
             enrolled_as=basis,
             state=rules.first_seen(job, self._started),
         )
-        if job.state == "RUNNING" and job.start_time is not None and job.start_time < self._started:
-            # Running before we started: what it printed then is history, not news.
+        started_before = job.start_time is not None and job.start_time < self._started
+        if self._streams is None and job.state == "RUNNING" and started_before:
+            # Running before we started: what it printed then is history, not news (a log server's
+            # cursor starts the same way: respawn/detection/logfollow.py).
             watch.log_offset = output_size(self._s.config.job_output(job.job_id)) or 0
         self._jobs[job.job_id] = watch
         self._record_enrolment(job, watch)
@@ -311,15 +337,26 @@ class Detector:
         unreachable: frozenset[str],
         kernel_hits: dict[str, NodeFact],
         metric_hits: dict[str, NodeFact],
+        streamed: JobLines | None = None,
     ) -> list[Detection]:
-        """Detections for one job in this poll (blocking file reads and audit rows: run in a thread)."""
+        """Detections for one job in this poll (blocking file reads and audit rows: run in a thread).
+        `streamed`: its lines from a log server, read before; None: read its output file here."""
         # The attempt's evidence begins where this poll's read does: the state moves on before the read.
-        watch.state = rules.advance(watch.state, job, read_from=watch.log_offset)
+        read_from = watch.log_offset if streamed is None else streamed.read_from
+        watch.state = rules.advance(watch.state, job, read_from=read_from)
         relaunches = self._relaunches(job, watch.state)  # before the lines: see rules.Seen.relaunches
-        path = self._s.config.job_output(job.job_id)
-        # Able to read any file, the detector reads only what the job's own user owns: a job cannot point it elsewhere.
-        owner = job.user_id if _READS_ANY_FILE else None
-        lines, watch.log_offset = read_lines(path, watch.log_offset, owner_uid=owner)
+        modified: Callable[[], datetime | None]
+        if streamed is None:
+            path = self._s.config.job_output(job.job_id)
+            # Able to read any file, the detector reads only what the job's own user owns: a job cannot point it elsewhere.
+            owner = job.user_id if _READS_ANY_FILE else None
+            lines, watch.log_offset = read_lines(path, watch.log_offset, owner_uid=owner)
+            modified = partial(_modified, path)
+        else:
+            if streamed.trouble is not None:  # its stream is not read this poll: Slurm's word still counts
+                self._job_error(job, watch, streamed.trouble)
+            lines, watch.wrote_at = streamed.lines, streamed.newest or watch.wrote_at
+            modified = partial(_known, watch.wrote_at)  # the newest line's time stamp: no file to ask
         findings: list[Finding] = []
         stepped = False
         if rules.follows_progress(watch.state, job):
@@ -333,7 +370,7 @@ class Detector:
             metrics=metric_hits,
             findings=findings,
             stepped=stepped,
-            modified=lambda: _modified(path),
+            modified=modified,
             relaunches=relaunches,
             step_seconds=watch.rhythm.step_seconds() if watch.rhythm is not None else None,
             checkpoint_interval_s=watch.rhythm.checkpoint_interval_s() if watch.rhythm is not None else None,
@@ -528,6 +565,10 @@ def _enrolment_basis(job: JobInfo) -> str:
     """What a job's enrolment is decided from, as a short key."""
     basis = "\0".join((job.comment, job.partition, job.account, job.user))
     return hashlib.sha256(basis.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _known(at: datetime | None) -> datetime | None:
+    return at
 
 
 def _modified(path: Path) -> datetime | None:

@@ -4,7 +4,8 @@ Everything Respawn reads is read once the way Respawn reads it, and each
 finding says pass, warn or fail, why, and how to fix it: Slurm's JSON through
 the real readers (the fields they ask for and do not find), job comments,
 requeue, a running job's output through the configured pattern, every node's
-kernel log, DCGM's series in Prometheus with the node label Respawn matches,
+kernel log (or, under a log server, the job's and the nodes' streams by the site's
+labels), DCGM's series in Prometheus with the node label Respawn matches,
 Temporal's namespace and search attributes, and the audit store. A mismatch
 found here is one that would otherwise be a silent failure at 3 a.m.
 
@@ -30,13 +31,14 @@ import httpx
 import sqlalchemy as sa
 
 from respawn.audit.trail import row_of
-from respawn.config.cluster import ClusterConfig, MetricsSettings
+from respawn.config.cluster import ClusterConfig, LogSource, MetricsSettings
 from respawn.scheduler import hostlist, slurm_json
 from respawn.scheduler.slurm import JobInfo, NodeInfo, Slurm
 from respawn.scheduler.slurm_json.common import integer
 from respawn.scheduler.states import ENDED, JobState
 from respawn.sources import gpu_metrics
 from respawn.sources.joblog import UnsafeOutput, reads_any_file, tail_lines
+from respawn.sources.logstream import Line, LogSourceError, LogStream, Selector, open_stream
 from respawn.store import schema
 from respawn.store.engine import Location, describe, read_only_engine, version
 from respawn.surfaces.status import _reason, _respawn_user, _scheduler, config_warnings
@@ -329,6 +331,106 @@ def kernel_log_verdict(
     if not names:
         return _v(name, Status.SKIP, "Slurm lists no node")
     return _v(name, Status.PASS, f"{len(names)} nodes: each kernel log there, readable, written within {max_age_s:g} s")
+
+
+# --- A log server: the streams, found by the site's labels as the detector asks for them ---------------
+
+
+def log_server_verdicts(
+    config: ClusterConfig,
+    jobs: list[JobInfo],
+    nodes: Iterable[NodeInfo],
+    wanted: int | None,
+    max_age_s: float,
+    now_ns: int | None = None,
+) -> list[Verdict]:
+    """`logs.source: loki | victorialogs`: the server answers, a running job's output stream is
+    found by its labels, and each node's kernel stream has a line within `max_age_s` (blocking:
+    the client's requests, each bounded by `logs.server.timeout_s`)."""
+    stream = open_stream(config.logs)
+    assert stream is not None and config.logs.server is not None
+    url = config.logs.server.url
+    now_ns = time.time_ns() if now_ns is None else now_ns
+    names = sorted(n.name for n in nodes if _selectable(n.name))
+    job = pick_job(jobs, wanted)
+    try:
+        since = now_ns - int(max_age_s * 1e9)
+        newest = {n: stream.range(Selector.kernel(n), since, now_ns, 1).lines for n in names}
+        job_lines = None
+        if job is not None:
+            start = job.start_time or job.submit_time
+            begin = int(start.timestamp()) * 1_000_000_000 if start else now_ns - int(max_age_s * 1e9)
+            job_lines = stream.range(Selector.job(job.job_id), begin, now_ns, 1).lines
+    except LogSourceError as exc:
+        fix = f"make {url} answer Respawn (logs.server.url, logs.server.tenant, logs.server.timeout_s)"
+        skip = f"needs the log server at {url}"
+        return [
+            _v("logs.server", Status.FAIL, exc.detail, fix),
+            _v("logs.job_stream", Status.SKIP, skip),
+            _v("logs.kernel_stream", Status.SKIP, skip),
+        ]
+    finally:
+        stream.close()
+    verdicts = [_v("logs.server", Status.PASS, f"{config.logs.source.value} at {url} answers")]
+    verdicts.append(_job_stream_verdict(stream, job, job_lines, wanted))
+    verdicts.append(_kernel_stream_verdict(stream, names, newest, max_age_s))
+    return verdicts
+
+
+def _selectable(node: str) -> bool:
+    """A node name a kernel stream can be asked for by (the detector skips the others likewise)."""
+    try:
+        Selector.kernel(node)
+    except ValueError:
+        return False
+    return True
+
+
+def _job_stream_verdict(
+    stream: LogStream, job: JobInfo | None, lines: list[Line] | None, wanted: int | None
+) -> Verdict:
+    name = "logs.job_stream"
+    if job is None:
+        if wanted is not None:
+            return _v(name, Status.FAIL, f"Slurm knows no job {wanted}", "name a job squeue lists, with --job")
+        return _v(name, Status.SKIP, "no running job to look for the stream of", "run it again with --job ID")
+    labels = stream.describe(Selector.job(job.job_id))
+    if lines:
+        return _v(name, Status.PASS, f"job {job.job_id} ({job.state.value}): its lines are labelled {labels}")
+    fix = (
+        f"make the shipper label each job's output with {stream.labels.job_id}=<Slurm's job id>"
+        " (set from SLURM_JOB_ID or the output file's path, never from what the job prints),"
+        " or set logs.labels to the labels it uses"
+    )
+    status = Status.FAIL if wanted is not None or _enrolled(job) else Status.WARN
+    return _v(name, status, f"job {job.job_id} ({job.state.value}): no line labelled {labels} since it started", fix)
+
+
+def _kernel_stream_verdict(
+    stream: LogStream, names: list[str], newest: Mapping[str, list[Line]], max_age_s: float
+) -> Verdict:
+    name = "logs.kernel_stream"
+    if not names:
+        return _v(name, Status.SKIP, "Slurm lists no node")
+    quiet = [n for n in names if not newest[n]]
+    example = stream.describe(Selector.kernel(quiet[0] if quiet else names[0]))
+    if len(quiet) == len(names):
+        return _v(
+            name,
+            Status.FAIL,
+            f"no node has a kernel line labelled as Respawn asks ({example}) in the last {max_age_s:g} s",
+            f"ship each node's kernel log (rsyslog kern.*) labelled {stream.labels.node}=<node name as Slurm"
+            f" prints it> and {stream.labels.stream}={stream.labels.kernel_stream},"
+            " or set logs.labels.node, .stream and .kernel_stream to the labels it uses",
+        )
+    if quiet:
+        return _v(
+            name,
+            Status.WARN,
+            f"{hostlist.compress(quiet)}: no kernel line in the last {max_age_s:g} s (e.g. {example})",
+            "check that these nodes' kernel logs are still shipped (an idle node may simply be quiet)",
+        )
+    return _v(name, Status.PASS, f"{len(names)} nodes: each kernel stream has a line within {max_age_s:g} s")
 
 
 # --- Prometheus: DCGM's series, as gpu_metrics.py queries them ---------------------------------------
@@ -634,6 +736,7 @@ async def _bounded(
 
 _SLURM_CHECKS = ["slurm.jobs", "slurm.nodes", "slurm.version", "slurm.comments", "slurm.requeue"]
 _SLURM_NEEDERS = ["logs.job_output", "logs.kernel_log"]  # the files named by Slurm's jobs and nodes
+_SERVER_NEEDERS = ["logs.server", "logs.job_stream", "logs.kernel_stream"]  # a log server's streams, likewise
 
 
 async def run_checks(
@@ -657,9 +760,12 @@ async def run_checks(
         ]
 
     async def log_checks() -> list[Verdict]:
+        server = config.logs.source is not LogSource.FILES
         try:
             view = await reading
         except Exception:  # the patterns can still be judged; the files need Slurm's jobs and nodes
+            if server:
+                return [_v(name, Status.SKIP, "needs Slurm's jobs and nodes") for name in _SERVER_NEEDERS]
             return [
                 _v(name, Status.FAIL, error) if error else _v(name, Status.SKIP, "needs Slurm's jobs and nodes")
                 for name, error in (
@@ -671,6 +777,8 @@ async def run_checks(
                 )
             ]
         jobs = view.jobs + view.extra_job
+        if server:
+            return await asyncio.to_thread(log_server_verdicts, config, jobs, view.nodes, job, kernel_log_age_s)
         return await asyncio.to_thread(
             lambda: [
                 job_output_verdict(config, jobs, view.jobs_data, job),
@@ -696,7 +804,9 @@ async def run_checks(
     prometheus_fix = "" if metrics is None else f"make {metrics.prometheus_url} answer, or fix metrics.prometheus_url"
     groups = await asyncio.gather(
         _bounded(_SLURM_CHECKS, slurm_checks, timeout, slurm_fix),
-        _bounded(_SLURM_NEEDERS, log_checks, timeout * 2, ""),
+        _bounded(
+            _SLURM_NEEDERS if config.logs.source is LogSource.FILES else _SERVER_NEEDERS, log_checks, timeout * 2, ""
+        ),
         _bounded(["prometheus.series", "prometheus.labels"], prometheus_checks, timeout * 2, prometheus_fix),
         _bounded(
             ["temporal.namespace", "temporal.search_attributes"],

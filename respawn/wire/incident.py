@@ -46,8 +46,11 @@ class Detection(BaseModel):
     pattern: str | None = None
     node: str | None = None
     job_state: str | None = None
-    # Byte offset in the job's output where this attempt began, so evidence is
-    # read from this attempt only.
+    # Where this attempt began in the job's output, so evidence is read from this attempt only:
+    # a byte offset in its file, or under a log server (logs.source loki, victorialogs) the
+    # stream's time stamp in nanoseconds since the epoch. Every position an incident carries
+    # (GatherRequest.log_offset, Gathered.log_end, FollowRequest.log_offset, the results' log_end)
+    # is of the same kind: the cluster's logs.source says which (docs/log-sources.md, "Positions").
     log_offset: int = 0
     # When the failure occurred, as well as the signal tells (the line's own time, the output's
     # last write, Slurm's end time), and the job's seconds per step then: the accounting of lost time.

@@ -1,6 +1,8 @@
 """What the fakes share: a stdlib HTTP server in a thread that records every request
 and can be told to fail the ways a real server does (down, slow, 429, 5xx, a
-connection dropped mid-answer, an answer dripped slower than a client waits)."""
+connection dropped mid-answer, an answer dripped slower than a client waits).
+Queries are GETs; POSTs are ingestion (each fake's `push` endpoint), recorded apart
+and never given a query's fault, so a test's faults meet Respawn's requests only."""
 
 import threading
 import time
@@ -17,6 +19,7 @@ class Request:
     path: str
     params: list[tuple[str, str]]  # in order, repeated names kept (Loki's match[])
     headers: dict[str, str]  # names lower-cased
+    body: bytes = b""  # a POST's (ingestion)
 
     def param(self, name: str) -> str | None:
         return next((v for k, v in self.params if k == name), None)
@@ -41,6 +44,9 @@ class Answer:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+_MAX_BODY = 64 << 20  # of a push: the tests' shipper sends far less
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
@@ -51,7 +57,8 @@ class FakeServer:
     """Subclasses implement `answer(request)`; tests push data, queue faults, read `requests`."""
 
     def __init__(self) -> None:
-        self.requests: list[Request] = []
+        self.requests: list[Request] = []  # queries
+        self.pushes: list[Request] = []  # ingestion (tests/fakes/shipper.py)
         self.faults: deque[Fault] = deque()
         self.delay_s = 0.0  # every request, while set: a slow server
         self._lock = threading.Lock()
@@ -92,6 +99,9 @@ class FakeServer:
             def do_GET(self) -> None:
                 fake._serve(self)
 
+            def do_POST(self) -> None:
+                fake._serve(self)
+
         self._server = _Server(("127.0.0.1", self.port), Handler)
         self.port = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
@@ -125,15 +135,21 @@ class FakeServer:
 
     def _serve(self, handler: BaseHTTPRequestHandler) -> None:
         split = urlsplit(handler.path)
+        size = int(handler.headers.get("Content-Length") or 0)
         request = Request(
             method=handler.command,
             path=split.path,
             params=parse_qsl(split.query, keep_blank_values=True),
             headers={k.lower(): v for k, v in handler.headers.items()},
+            body=handler.rfile.read(min(size, _MAX_BODY)) if size else b"",
         )
         with self._lock:
-            self.requests.append(request)
-            fault = self.faults.popleft() if self.faults else Fault()
+            if request.method == "POST":  # ingestion: recorded apart, never given a query's fault
+                self.pushes.append(request)
+                fault = Fault()
+            else:
+                self.requests.append(request)
+                fault = self.faults.popleft() if self.faults else Fault()
         time.sleep(self.delay_s + fault.delay_s)
         if fault.status is not None:
             answer = Answer(fault.status, b'{"error": "fault injected"}')

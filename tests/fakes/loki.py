@@ -16,7 +16,12 @@ Implemented:
 - `GET /loki/api/v1/series` with `match[]`, `start`, `end`: the label sets of
   streams with entries in the range.
 
-Not implemented: pushing over HTTP (`push` stores entries directly), metric
+- `POST /loki/api/v1/push` with a JSON body `{"streams": [{"stream": {labels},
+  "values": [["<ns>", "<line>"], ...]}]}` (Content-Type application/json): the
+  entries stored, `204 No Content`; a body that is not that is a 400 (tests
+  may also call `push` to store an entry directly).
+
+Not implemented: the push endpoint's protobuf + snappy body, metric
 queries, `/loki/api/v1/tail` (the WebSocket the client does not use), line
 filters and parsers, tenants (the `X-Scope-OrgID` header is recorded, not
 enforced), query splitting, caching, and Loki's own de-duplication of
@@ -50,6 +55,8 @@ class FakeLoki(FakeServer):
             return self._query_range(request)
         if request.path == "/loki/api/v1/series":
             return self._series(request)
+        if request.path == "/loki/api/v1/push" and request.method == "POST":
+            return self._ingest(request)
         return Answer(404, b"404 page not found\n", "text/plain")
 
     def _query_range(self, request: Request) -> Answer:
@@ -74,6 +81,16 @@ class FakeLoki(FakeServer):
             result.append({"stream": dict(labels), "values": values})
         body = {"status": "success", "data": {"resultType": "streams", "result": result, "stats": {}}}
         return Answer(200, json.dumps(body).encode())
+
+    def _ingest(self, request: Request) -> Answer:
+        try:
+            streams = json.loads(request.body)["streams"]
+            entries = [(dict(s["stream"]), int(at), line) for s in streams for at, line, *_ in s["values"]]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"loghttp.PushRequest: {exc}") from None
+        for labels, at, line in entries:
+            self.push(labels, line, at)
+        return Answer(204, b"")
 
     def _series(self, request: Request) -> Answer:
         start, end = int(request.param("start") or 0), int(request.param("end") or 0)

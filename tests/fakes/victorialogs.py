@@ -15,8 +15,14 @@ Implemented:
 - `GET /select/logsql/field_values` with `query`, `field`, `start`, `end`:
   `{"values": [{"value": "...", "hits": N}]}`.
 
-Not implemented: ingestion over HTTP (`push` stores entries directly), word and
-phrase filters, the rest of LogsQL's pipes and stats, `/select/logsql/tail`
+- `POST /insert/jsonline` (docs.victoriametrics.com/victorialogs/data-ingestion/):
+  one JSON object per line, every field a string; `_msg_field` and
+  `_time_field` name the message and time fields (default `_msg`, `_time`;
+  the time RFC 3339, or absent for the time of ingestion), `_stream_fields`
+  is recorded; the entries stored, `200` (tests may also call `push` to store
+  an entry directly).
+
+Not implemented: the other ingestion formats, word and phrase filters, the rest of LogsQL's pipes and stats, `/select/logsql/tail`
 (the client does not use it), tenants (`AccountID` is recorded, not enforced),
 stream fields as such (every field is filterable; `stream_fields` names the
 ones `_stream` shows).
@@ -27,6 +33,7 @@ sorted answer's order within each partition (a client must sort).
 
 import json
 import re
+import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
@@ -55,6 +62,8 @@ class FakeVictoriaLogs(FakeServer):
             return self._query(request)
         if request.path == "/select/logsql/field_values":
             return self._field_values(request)
+        if request.path == "/insert/jsonline" and request.method == "POST":
+            return self._ingest(request)
         return Answer(404, b"unsupported path\n", "text/plain")
 
     def _select(self, request: Request, filters: str) -> list[tuple[int, dict[str, str], int, str]]:
@@ -98,6 +107,22 @@ class FakeVictoriaLogs(FakeServer):
                 entry = {k: entry[k] for k in keep if k in entry}
             lines.append(json.dumps(entry))
         return Answer(200, "".join(line + "\n" for line in lines).encode(), "application/stream+json")
+
+    def _ingest(self, request: Request) -> Answer:
+        msg_field, time_field = request.param("_msg_field") or "_msg", request.param("_time_field") or "_time"
+        entries = []
+        for raw in request.body.decode().splitlines():
+            if not raw.strip():
+                continue
+            doc = json.loads(raw)
+            if not isinstance(doc, dict):
+                raise ValueError("cannot parse JSON line: not an object")
+            at = _ns(doc.pop(time_field)) if time_field in doc else time.time_ns()
+            msg = str(doc.pop(msg_field, ""))
+            entries.append(({str(k): str(v) for k, v in doc.items()}, msg, at))
+        for fields, msg, at in entries:
+            self.push(fields, msg, at)
+        return Answer(200, b"")
 
     def _field_values(self, request: Request) -> Answer:
         name = request.param("field") or ""

@@ -58,9 +58,10 @@ class DetectionReport(BaseModel):
     node: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")] | None = None
     # The attempt the detector saw; when given and the job has moved on, the report is refused as stale.
     attempt: int | None = Field(default=None, ge=0, le=1_000_000)
-    # Byte offset in the job's output where the attempt began, when the detector knows it;
-    # 0: the evidence reads the tail of the whole output.
-    log_offset: int = Field(default=0, ge=0, le=2**53)
+    # Where the attempt began in the job's output, when the detector knows it: a byte offset
+    # in its file, or under a log server the stream's time stamp in nanoseconds since the epoch
+    # (docs/log-sources.md, "Positions"); 0: the evidence reads the tail of the whole output.
+    log_offset: int = Field(default=0, ge=0, le=2**63 - 1)
     # When the failure happened, as the external detector saw it (with its time zone);
     # given, it times the detection (respawn_detection_latency_seconds{kind="external"}).
     occurred_at: AwareDatetime | None = None
