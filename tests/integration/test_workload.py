@@ -5,6 +5,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -50,9 +51,14 @@ def steps_by_rank(text: list[str]) -> dict[int, list[int]]:
 
 # --- the trainer on its own: local processes with the environment srun would give them ---
 
-# A job id picks the rendezvous port (train.master_port). Sandbox jobs have small ids, and
-# another run of this file at the same time (another engineer's) most likely gets other ids.
+# Job ids apart from the sandbox's small ones (the checkpoint folders are per job id).
 _local_job_ids = itertools.count(300 + os.getpid() % 20 * 10)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 class LocalJob:
@@ -62,6 +68,9 @@ class LocalJob:
         local = Lab(root=tmp)
         self.logs = [tmp / f"job{job_id}-attempt{restart}-rank{r}.log" for r in range(world)]
         self.procs: list[subprocess.Popen[bytes]] = []
+        # A port free now, not the job id's: these run beside the labs' jobs (make test), whose
+        # job ids would give the same port.
+        port = _free_port()
         for rank, log in enumerate(self.logs):
             env = {
                 **local.env(),  # SLURM_CONF marks the processes as this lab's, as sbatch's export does
@@ -73,7 +82,7 @@ class LocalJob:
             }
             with open(log, "w") as out:
                 dirs = [f"--ckpt-dir={local.ckpt_dir}/%j", f"--faults-dir={local.faults_dir}"]
-                argv = [sys.executable, str(TRAINER), *dirs, *args]
+                argv = [sys.executable, str(TRAINER), *dirs, f"--master-port={port}", *args]
                 self.procs.append(subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT))
 
     def wait(self, timeout: float = 60) -> list[int]:

@@ -87,6 +87,9 @@ def parse_args() -> argparse.Namespace:
         "--ckpt-dir", required=True, help="checkpoint folder on shared storage; %%j is replaced by the job id"
     )
     parser.add_argument("--faults-dir", type=Path, help="where respawn/sandbox/workload/faults.py leaves control files")
+    parser.add_argument(
+        "--master-port", type=int, help="the rendezvous port (default: from the job id and restart count)"
+    )
     return parser.parse_args()
 
 
@@ -197,7 +200,7 @@ def save_checkpoint(ckpt_dir: Path, step: int, state: dict) -> Path:
 
 def main() -> None:
     args = parse_args()
-    port = master_port(JOB_ID, RESTART_COUNT)
+    port = args.master_port or master_port(JOB_ID, RESTART_COUNT)
     log(
         f"starting rank {RANK} world_size {WORLD_SIZE} node {NODE} job {JOB_ID} "
         f"restart_count {RESTART_COUNT} master {MASTER_ADDR}:{port} pid {os.getpid()}"
