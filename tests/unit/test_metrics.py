@@ -226,7 +226,7 @@ class FakeTransport:
     def __init__(self, result: CommandResult | Exception) -> None:
         self.result = result
 
-    async def run(self, argv, timeout: float = 30.0) -> CommandResult:
+    async def run(self, argv, timeout: float = 30.0, env=None) -> CommandResult:
         if isinstance(self.result, Exception):
             raise self.result
         return self.result
