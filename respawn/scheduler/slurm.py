@@ -159,8 +159,9 @@ class Slurm:
         # The output format the cluster printed last ("v0.0.38", "v0.0.42"); None until the first read.
         self.format: str | None = None
         self._release: tuple[int, int] | None = None  # from `scontrol --version`, asked only before any output
-        # The last text listing's jobs by their record as printed: a record unchanged since is not read again.
-        self._listed: dict[tuple[str, ...], JobInfo] = {}
+        # The last text listing's jobs, by job id: the record as printed, and what it read as.
+        # A record printed alike again is not read again.
+        self._listed: dict[str, tuple[str, JobInfo]] = {}
 
     async def jobs(self) -> list[JobInfo]:
         """Every job the controller knows, including those that ended in the last MinJobAge seconds
@@ -173,12 +174,17 @@ class Slurm:
         marker = squeue_text.new_marker()
         result = await self._run(squeue_text.command(marker), env=squeue_text.ENV)
         previous, self._listed = self._listed, {}
+        jobs = []
         for record in squeue_text.records(result.stdout, marker):
-            job = previous.get(record)
-            if job is None:
-                job = JobInfo(**squeue_text.job_fields(record), excluded_nodes=None)
-            self._listed[record] = job
-        return list(self._listed.values())
+            key = squeue_text.job_id(record, marker)
+            known = previous.get(key)
+            if known is not None and known[0] == record:
+                job = known[1]
+            else:
+                job = JobInfo(**squeue_text.job_fields(record, marker), excluded_nodes=None)
+            self._listed[key] = record, job
+            jobs.append(job)
+        return jobs
 
     async def jobs_output(self) -> tuple[str, dict[str, Any]]:
         """The output `jobs()` reads, as printed (a version a reader knows), and what printed it."""
@@ -200,7 +206,7 @@ class Slurm:
             )
             exclusions = squeue_text.parse_excluded(excluded.stdout)
             found = [
-                JobInfo(**squeue_text.job_fields(record), excluded_nodes=exclusions)
+                JobInfo(**squeue_text.job_fields(record, marker), excluded_nodes=exclusions)
                 for record in squeue_text.records(listed.stdout, marker)
             ]
         for job in found:

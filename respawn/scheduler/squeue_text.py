@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from respawn.scheduler.errors import SlurmCommandError
-from respawn.scheduler.slurm_json.common import expand, gpus, integer
+from respawn.scheduler.slurm_json.common import expand, gpus
 from respawn.scheduler.states import ENDED, job_state
 
 ENV = {"SLURM_TIME_FORMAT": "%s"}
@@ -38,7 +38,8 @@ def _str(value: str) -> str:
 
 
 def _int(value: str) -> int | None:
-    return integer(value) if value.strip().isdigit() else None
+    value = value.strip()
+    return int(value) if value.isdigit() else None
 
 
 def _time(value: str) -> datetime | None:
@@ -88,29 +89,39 @@ def command(marker: str, job_id: int | None = None) -> list[str]:
     return ["squeue", "--noheader", "--states=all", *one, f"--Format={fields}"]
 
 
-def records(text: str, marker: str) -> list[tuple[str, ...]]:
-    """Each job's field values as printed by `command(marker)`; SlurmCommandError when the
-    output does not split into records of exactly its fields (a truncated or foreign output)."""
+def records(text: str, marker: str) -> list[str]:
+    """Each job's record as printed by `command(marker)`: its field values joined by the
+    marker. SlurmCommandError when the output does not split into records of exactly its
+    fields (a truncated or foreign output).
+
+    A record ends with its last field's marker and a newline. Split there first (one string
+    per job: a listing's unchanged records are compared, not split into fields); a value that
+    begins with a newline (a job's name can) splits a record in two there, which the count
+    of markers in each part always shows, and then the output is split field by field."""
     width = len(_FIELDS)
+    found = text.split(marker + "\n")
+    if found.pop().strip():
+        raise SlurmCommandError("squeue: the output does not end with a record")
+    if all(record.count(marker) == width - 1 for record in found):
+        return found
     values = text.split(marker)
-    # Each record is its fields, each followed by the marker, and a newline before the next.
-    tail = values.pop()
+    tail = values.pop()  # after the last record's last marker: its newline
     if tail.strip() or len(values) % width:
         raise SlurmCommandError(f"squeue: {len(values)} fields do not make records of {width}")
-    found = []
-    for start in range(0, len(values), width):
-        record = values[start : start + width]
-        if start:
-            if not record[0].startswith("\n"):
-                raise SlurmCommandError("squeue: a record does not begin on a new line")
-            record[0] = record[0][1:]
-        found.append(tuple(record))
-    return found
+    rows = list(zip(*[iter(values)] * width, strict=True))
+    if any(not row[0].startswith("\n") for row in rows[1:]):
+        raise SlurmCommandError("squeue: a record does not begin on a new line")
+    return [marker.join((row[0].removeprefix("\n"), *row[1:])) if i else marker.join(row) for i, row in enumerate(rows)]
 
 
-def job_fields(record: tuple[str, ...]) -> dict[str, Any]:
+def job_id(record: str, marker: str) -> str:
+    """The record's job id as printed: what tells one job's record from another's."""
+    return record.partition(marker)[0]
+
+
+def job_fields(record: str, marker: str) -> dict[str, Any]:
     """JobInfo fields of one record (excluded nodes apart: see `excluded_command`)."""
-    return _job(dict(zip((name for name, _ in _FIELDS), record, strict=True)))
+    return _job(dict(zip((name for name, _ in _FIELDS), record.split(marker), strict=True)))
 
 
 def _job(raw: dict[str, str]) -> dict[str, Any]:

@@ -23,7 +23,8 @@ SITUATIONS = SITUATIONS["jobs"]
 
 def text_jobs(name: str) -> dict[int, JobInfo]:
     records = squeue_text.records((DATA / name).read_text(), TEXT_MARKER)
-    return {j.job_id: j for j in (JobInfo(**squeue_text.job_fields(r), excluded_nodes=None) for r in records)}
+    jobs = (JobInfo(**squeue_text.job_fields(r, TEXT_MARKER), excluded_nodes=None) for r in records)
+    return {j.job_id: j for j in jobs}
 
 
 @pytest.mark.parametrize(
@@ -59,6 +60,18 @@ def test_job_owner_text_cannot_pass_for_structure() -> None:
     hostile = text_jobs(f"squeue-text-j{HOSTILE}.txt")[HOSTILE]
     assert (hostile.name, hostile.comment) == (HOSTILE_NAME, HOSTILE_COMMENT)
     assert (hostile.state, hostile.state_reason) == ("PENDING", "JobHeldUser")
+
+
+def test_a_value_that_begins_with_a_newline_is_read_as_it_is() -> None:
+    """Where a record is split first (a marker, then a newline) a job's name can begin with a
+    newline: the parts' marker counts show it, and the output is read field by field."""
+    text = (DATA / "squeue-text.txt").read_text()
+    renamed = text.replace(f"{TEXT_MARKER}train2{TEXT_MARKER}", f"{TEXT_MARKER}\ntrain2 x{TEXT_MARKER}")
+    assert renamed != text
+    records = squeue_text.records(renamed, TEXT_MARKER)
+    jobs = {j.job_id: j for j in (JobInfo(**squeue_text.job_fields(r, TEXT_MARKER)) for r in records)}
+    assert jobs.keys() == text_jobs("squeue-text.txt").keys()
+    assert jobs[SITUATIONS["train2"]].name == "\ntrain2 x"
 
 
 def test_a_record_that_does_not_split_exactly_is_an_error() -> None:
