@@ -8,19 +8,16 @@ threads included), its wall time, and squeue's CPU (the detector's child, on the
 the Slurm calls per poll; the detector's RSS. For comparison, what the listing cost before
 (22.05's `squeue --json`, parsed) and a one-job read the old way (that same listing, filtered).
 
-It holds the sandbox's lock (/tmp/respawn-lab/tests.lock) throughout, and on the way out, also
-when interrupted or sent SIGTERM, cancels its jobs, purges them from the controller and gives the
-nodes back their normal size (a SIGKILL leaves that to the sandbox's next `up`).
+It holds the sandbox's lock throughout and hands the sandbox back as it was, also when
+interrupted (benchmarks/sandbox_lease.py).
 
 Usage: .venv/bin/python benchmarks/poll_cost.py [--sizes 100,1000,5000] [--running 200] [--runs 5]
 """
 
 import argparse
 import asyncio
-import fcntl
 import json
 import resource
-import signal
 import statistics
 import sys
 import tempfile
@@ -29,9 +26,10 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import sandbox_lease
+
 from respawn.detection.detector import Detector
-from respawn.sandbox import cluster, procs, stack
-from respawn.sandbox import lab as make_lab
+from respawn.sandbox import procs
 from respawn.sandbox.labconfig import lab_config
 from respawn.scheduler import slurm_json
 from respawn.scheduler.slurm import JobInfo, Slurm, parse_squeue_json
@@ -71,20 +69,6 @@ class Temporal:
         self.started.append(id)
 
 
-def _interrupted(signum: int, frame: object) -> None:
-    """Outside the event loop (starting, restoring): out through the `finally` that restores."""
-    raise SystemExit(f"interrupted by signal {signum}")
-
-
-async def _cancellable(lab, sizes: list[int], running: int, runs: int) -> list[dict]:
-    """Inside the event loop a signal cancels the measurement at its next await, never mid-call."""
-    task, loop = asyncio.current_task(), asyncio.get_running_loop()
-    assert task is not None
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        loop.add_signal_handler(signum, task.cancel)
-    return await _measure(lab, sizes, running, runs)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="100,1000,5000")
@@ -92,25 +76,14 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    lab = make_lab()
-    lab.root.mkdir(parents=True, exist_ok=True)
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(signum, _interrupted)
-    with open(lab.root / "tests.lock", "w") as lock:
-        print("waiting for the sandbox's lock ...", file=sys.stderr, flush=True)
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        was_running = stack.status(lab)["slurmctld"] == "running"
-        try:
-            stack.up(lab)
-            cluster.resize(lab, CPUS)
-            results = asyncio.run(_cancellable(lab, sizes, args.running, args.runs))
-        finally:
-            _restore(lab, was_running)
+    with sandbox_lease.leased(CPUS, NAME) as lab:
+        results = asyncio.run(_measure(lab, sizes, args.running, args.runs))
     print(json.dumps(results))
     return 0
 
 
 async def _measure(lab, sizes: list[int], running: int, runs: int) -> list[dict]:
+    sandbox_lease.cancel_on_signals()
     config = lab_config(lab)
     audit = Path(tempfile.mkdtemp(prefix="poll-cost-")) / "audit.db"
     config = config.model_copy(update={"audit_db": audit, "metrics": None})
@@ -239,27 +212,6 @@ def _rss_mb() -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
-
-
-def _restore(lab, was_running: bool) -> None:
-    """Every job of the benchmark cancelled and purged, the nodes at their normal size again."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the clean-up runs to its end
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    try:
-        if cluster.slurmctld_pid(lab) is not None:
-            procs.run(["scancel", f"--name={NAME}"], env=lab.env(), timeout=120)
-            procs.wait_until(lambda: not _active(lab), 180, interval=1.0)
-            cluster.purge(lab)
-            cluster.resize(lab, cluster.NORMAL_CPUS)
-    finally:
-        if not was_running:
-            stack.down(lab)
-        print("sandbox restored", file=sys.stderr, flush=True)
-
-
-def _active(lab) -> bool:
-    result = procs.run(["squeue", "--noheader", "--format=%i"], env=lab.env(), timeout=60)
-    return result.returncode != 0 or bool(result.stdout.strip())
 
 
 if __name__ == "__main__":
