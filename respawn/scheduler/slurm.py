@@ -190,9 +190,11 @@ class Slurm:
         """The output `jobs()` reads, as printed (a version a reader knows), and what printed it."""
         return "squeue --json", await self._json(["squeue", "--json", "--states=all"], "squeue --json", "jobs")
 
-    async def job(self, job_id: int) -> JobInfo:
-        """One job, finished ones included, read by itself: one controller call (22.05: two,
-        its exclusions apart), whatever the number of jobs."""
+    async def job(self, job_id: int, exclusions: bool = True) -> JobInfo:
+        """One job, finished ones included, read by itself: one controller call, whatever the
+        number of jobs. On 22.05 its excluded nodes take a second one; a caller that does not
+        look at them (following a job's state, many times a second) says `exclusions=False`,
+        and then they are None there."""
         wanted = int(_job_id(job_id))
         if await self._json_reads():
             # An unknown id answers rc 0 and no job.
@@ -200,13 +202,13 @@ class Slurm:
             found = [JobInfo(**f) for f in slurm_json.jobs(data, "scontrol show job --json")]
         else:
             marker = squeue_text.new_marker()
-            listed, excluded = await asyncio.gather(
-                self._run(squeue_text.command(marker, wanted), env=squeue_text.ENV),
-                self._run(squeue_text.excluded_command(wanted)),
-            )
-            exclusions = squeue_text.parse_excluded(excluded.stdout)
+            reads = [self._run(squeue_text.command(marker, wanted), env=squeue_text.ENV)]
+            if exclusions:
+                reads.append(self._run(squeue_text.excluded_command(wanted)))
+            listed, *excluded = await asyncio.gather(*reads)
+            nodes = squeue_text.parse_excluded(excluded[0].stdout) if excluded else None
             found = [
-                JobInfo(**squeue_text.job_fields(record, marker), excluded_nodes=exclusions)
+                JobInfo(**squeue_text.job_fields(record, marker), excluded_nodes=nodes)
                 for record in squeue_text.records(listed.stdout, marker)
             ]
         for job in found:

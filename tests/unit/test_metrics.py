@@ -72,7 +72,7 @@ class FakeSlurm:
     async def nodes(self) -> list[NodeInfo]:
         return list(self.nodes_.values())
 
-    async def job(self, job_id: int) -> JobInfo:
+    async def job(self, job_id: int, exclusions: bool = True) -> JobInfo:
         return self.jobs_[job_id]
 
     async def node(self, name: str) -> NodeInfo:

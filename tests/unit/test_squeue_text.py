@@ -136,6 +136,9 @@ async def test_one_job_is_read_by_itself(replay: Replay) -> None:
     assert running.nodes == ["node1", "node2"] and running.excluded_nodes == []
     with pytest.raises(JobNotFound):
         await slurm.job(999999)
+    calls = len(replay.calls)
+    followed = await slurm.job(SITUATIONS["train2"], exclusions=False)
+    assert followed.excluded_nodes is None and len(replay.calls) == calls + 1  # one call: the record alone
     # The release once (no controller call), then only the jobs asked about: never a listing.
     assert replay.calls[0] == ["scontrol", "--version"] and replay.calls.count(["scontrol", "--version"]) == 1
     assert all("--jobs" in call for call in replay.calls[1:])
