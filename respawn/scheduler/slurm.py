@@ -176,12 +176,12 @@ class Slurm:
         previous, self._listed = self._listed, {}
         jobs = []
         for record in squeue_text.records(result.stdout, marker):
-            key = squeue_text.job_id(record, marker)
+            key = squeue_text.job_id(record)
             known = previous.get(key)
             if known is not None and known[0] == record:
                 job = known[1]
             else:
-                job = JobInfo(**squeue_text.job_fields(record, marker), excluded_nodes=None)
+                job = JobInfo(**squeue_text.job_fields(record), excluded_nodes=None)
             self._listed[key] = record, job
             jobs.append(job)
         return jobs
@@ -208,7 +208,7 @@ class Slurm:
             listed, *excluded = await asyncio.gather(*reads)
             nodes = squeue_text.parse_excluded(excluded[0].stdout) if excluded else None
             found = [
-                JobInfo(**squeue_text.job_fields(record, marker), excluded_nodes=nodes)
+                JobInfo(**squeue_text.job_fields(record), excluded_nodes=nodes)
                 for record in squeue_text.records(listed.stdout, marker)
             ]
         for job in found:

@@ -29,6 +29,9 @@ from respawn.scheduler.slurm_json.common import expand, gpus
 from respawn.scheduler.states import ENDED, job_state
 
 ENV = {"SLURM_TIME_FORMAT": "%s"}
+# Between a record's fields once read: no value holds a NUL (Slurm prints C strings), and
+# unlike the marker it is the same in every call's records.
+SEP = "\0"
 REQUEUE_HELD = "job requeued in held state"  # requeuehold's description, with the reason JobHeldUser
 _UNSET = frozenset({"", "(null)", "N/A", "n/a", "None", "NONE", "Unknown"})
 
@@ -90,38 +93,42 @@ def command(marker: str, job_id: int | None = None) -> list[str]:
 
 
 def records(text: str, marker: str) -> list[str]:
-    """Each job's record as printed by `command(marker)`: its field values joined by the
-    marker. SlurmCommandError when the output does not split into records of exactly its
+    """Each job's record as printed by `command(marker)`: its field values joined by SEP
+    (in place of this call's marker, so that a record reads alike from one call to the
+    next). SlurmCommandError when the output does not split into records of exactly its
     fields (a truncated or foreign output).
 
     A record ends with its last field's marker and a newline. Split there first (one string
     per job: a listing's unchanged records are compared, not split into fields); a value that
     begins with a newline (a job's name can) splits a record in two there, which the count
-    of markers in each part always shows, and then the output is split field by field."""
+    of separators in each part always shows, and then the output is split field by field."""
+    if SEP in text:
+        raise SlurmCommandError("squeue: a NUL in the output")  # never in a C string: not squeue's
+    text = text.replace(marker, SEP)
     width = len(_FIELDS)
-    found = text.split(marker + "\n")
+    found = text.split(SEP + "\n")
     if found.pop().strip():
         raise SlurmCommandError("squeue: the output does not end with a record")
-    if all(record.count(marker) == width - 1 for record in found):
+    if all(record.count(SEP) == width - 1 for record in found):
         return found
-    values = text.split(marker)
+    values = text.split(SEP)
     tail = values.pop()  # after the last record's last marker: its newline
     if tail.strip() or len(values) % width:
         raise SlurmCommandError(f"squeue: {len(values)} fields do not make records of {width}")
     rows = list(zip(*[iter(values)] * width, strict=True))
     if any(not row[0].startswith("\n") for row in rows[1:]):
         raise SlurmCommandError("squeue: a record does not begin on a new line")
-    return [marker.join((row[0].removeprefix("\n"), *row[1:])) if i else marker.join(row) for i, row in enumerate(rows)]
+    return [SEP.join((row[0].removeprefix("\n"), *row[1:])) if i else SEP.join(row) for i, row in enumerate(rows)]
 
 
-def job_id(record: str, marker: str) -> str:
+def job_id(record: str) -> str:
     """The record's job id as printed: what tells one job's record from another's."""
-    return record.partition(marker)[0]
+    return record.partition(SEP)[0]
 
 
-def job_fields(record: str, marker: str) -> dict[str, Any]:
+def job_fields(record: str) -> dict[str, Any]:
     """JobInfo fields of one record (excluded nodes apart: see `excluded_command`)."""
-    return _job(dict(zip((name for name, _ in _FIELDS), record.split(marker), strict=True)))
+    return _job(dict(zip((name for name, _ in _FIELDS), record.split(SEP), strict=True)))
 
 
 def _job(raw: dict[str, str]) -> dict[str, Any]:
