@@ -99,7 +99,7 @@ class EvidenceActivities:
             log_end=end,
             checkpoint_step=self._newest_checkpoint(raw),
             cluster_nodes=sorted(n.name for n in nodes),
-            excluded_nodes=job.excluded_nodes,
+            excluded_nodes=job.excluded_nodes or [],  # a job's own read always says
             job_state=job.state,
             restart_count=job.restart_count,
             last_step=self._last_step(raw),

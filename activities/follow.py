@@ -31,7 +31,7 @@ class FollowActivities:
         while time.monotonic() < deadline:
             activity.heartbeat()
             try:
-                job = await self._s.slurm.job(req.job_id)
+                job = await self._s.slurm.job(req.job_id, exclusions=False)  # 4 times a second
             except SchedulerError as exc:
                 if not getattr(exc, "retryable", False):
                     return None  # the job vanished: nothing left to follow

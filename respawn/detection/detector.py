@@ -1,7 +1,10 @@
 """The detector: watches every job of one cluster and turns trouble into incidents.
 
-Once per poll it reads all jobs from Slurm (one `squeue --json`), the node
-states (one `sinfo --json`), and the new output of each enrolled job. What of
+Once per poll it reads all jobs from Slurm (one listing: `squeue`, shared with
+the hold watchdog), the node states (one `sinfo --json`), and the new output of
+each enrolled job. A job Slurm lists as the poll before did, and whose rules can
+find nothing in it (its attempt's end handled, or not run yet), costs nothing
+more: its output is not read again. Jobs that left Slurm are forgotten. What of
 that is news is the rules' to say (respawn/detection/rules.py, pure): a failure
 line, a job that ended badly or a node of the job going down becomes a
 Detection, sent to the incident workflow of that job attempt with
@@ -81,6 +84,7 @@ class _Watch:
     stopped: dict[int, str] | None = None  # the node-side check's answer for the current stall
     probe_wanted: bool = False  # the current stall awaits that answer
     errors: set[str] = field(default_factory=set)  # kinds of error already recorded for this job
+    seen: JobInfo | None = None  # Slurm's record of the job when last observed
 
 
 class Detector:
@@ -162,28 +166,24 @@ class Detector:
         await self._resend()
         jobs, nodes = await asyncio.gather(self._s.slurm.jobs(), self._s.slurm.nodes())
         self._listing = (time.monotonic(), jobs)
+        self._forget(jobs)
         unreachable = rules.unreachable(nodes)
-        detections: list[Detection] = []
         kernel_hits, streamed = await self._read_logs(jobs, nodes)
         metric_hits = await self._metric_hits()
+        # Every job's reading in one hand-off to a thread: file reads and audit rows, not the loop's.
+        observed = await asyncio.to_thread(self._observe_all, jobs, unreachable, kernel_hits, metric_hits, streamed)
+        detections: list[Detection] = []
         outbox: list[tuple[JobInfo, Enrolment, list[Detection]]] = []
-        for job in jobs:
-            watch = self._watch(job)
-            if not isinstance(watch.enrolment, Enrolment):
-                continue
-            try:
-                found = await asyncio.to_thread(
-                    self._observe, job, watch, unreachable, kernel_hits, metric_hits, streamed.get(job.job_id)
-                )
-                if watch.probe_wanted and self._stopped is not None:
-                    watch.probe_wanted = False
+        for job, watch, found in observed:
+            if watch.probe_wanted and self._stopped is not None:
+                watch.probe_wanted = False
+                try:
                     watch.stopped = await self._stopped.stopped(job.job_id, job.nodes)
-            except Exception as exc:  # one job's output must not stop the poll for the others
-                self._job_error(job, watch, exc)
-                continue
-            if found:
+                except Exception as exc:  # one job's probe must not stop the poll for the others
+                    self._job_error(job, watch, exc)
+            if found and isinstance(watch.enrolment, Enrolment):
                 outbox.append((job, watch.enrolment, found))
-            detections += found
+                detections += found
         await self._deliver(outbox)
         live = [self._jobs[j.job_id] for j in jobs if j.state not in ENDED]
         enrolled = sum(isinstance(w.enrolment, Enrolment) for w in live)
@@ -205,6 +205,39 @@ class Detector:
         for job, watch in enrolled:
             watch.cursor = polled.jobs[job.job_id].cursor
         return polled.kernel, polled.jobs
+
+    def _forget(self, jobs: list[JobInfo]) -> None:
+        """Jobs Slurm no longer lists (purged MinJobAge after their end): nothing of them is kept."""
+        for job_id in self._jobs.keys() - {job.job_id for job in jobs}:
+            del self._jobs[job_id]
+
+    def _observe_all(
+        self,
+        jobs: list[JobInfo],
+        unreachable: frozenset[str],
+        kernel_hits: dict[str, NodeFact],
+        metric_hits: dict[str, NodeFact],
+        streamed: dict[int, JobLines],
+    ) -> list[tuple[JobInfo, _Watch, list[Detection]]]:
+        """This poll's reading of every job that may have news (blocking: run in a thread)."""
+        observed = []
+        for job in jobs:
+            watch = self._jobs.get(job.job_id)
+            if watch is not None and watch.seen == job:
+                if not isinstance(watch.enrolment, Enrolment) or rules.quiet(watch.state, job):
+                    continue  # as the last poll found it, and nothing in it can be news
+            try:
+                watch = self._watch(job)
+                watch.seen = job
+                if not isinstance(watch.enrolment, Enrolment):
+                    continue
+                found = self._observe(job, watch, unreachable, kernel_hits, metric_hits, streamed.get(job.job_id))
+            except Exception as exc:  # one job's output must not stop the poll for the others
+                if watch is not None:
+                    self._job_error(job, watch, exc)
+                continue
+            observed.append((job, watch, found))
+        return observed
 
     def _job_error(self, job: JobInfo, watch: _Watch, exc: Exception) -> None:
         """A job whose output could not be read or matched this poll: on record once per kind of error."""

@@ -164,6 +164,15 @@ def advance(state: WatchState, job: JobInfo, read_from: int) -> WatchState:
     return state
 
 
+def quiet(state: WatchState, job: JobInfo) -> bool:
+    """Whether a poll that finds the job as the poll before did can find nothing in it: its
+    attempt's end is handled (`judge` looks no further), or it is pending and has never run
+    (no output is news before it runs, and it has no nodes). Such a job's output is not read
+    again until Slurm's record of it changes (a requeue, a start); its lines then are judged
+    as they would have been (a pending job's are not news, an ended attempt's neither)."""
+    return state.ended or (job.state == JobState.PENDING and job.restart_count == 0 and state.running == -1)
+
+
 def follows_progress(state: WatchState, job: JobInfo) -> bool:
     """After `advance`: whether this poll's lines feed the job's rhythm (the attempt runs, its end not handled)."""
     return not state.ended and job.state == JobState.RUNNING and state.running == job.restart_count

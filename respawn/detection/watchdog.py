@@ -120,11 +120,15 @@ class Watchdog:
         else:
             self._open.pop(iid, None)
 
-    async def _release(self, incident: _OpenIncident, job: JobInfo, held_for: float) -> bool:
+    async def _release(self, incident: _OpenIncident, listed: JobInfo, held_for: float) -> bool:
         try:
+            # The job itself, read now: the listing may be a poll old, and need not carry its exclusions.
+            job = await self._slurm.job(listed.job_id)
+            if not _held_by_requeue(job, incident.attempt):
+                return False  # released meanwhile (the incident acted): its closing row follows
             await self._slurm.release(job.job_id)
         except SchedulerError as exc:
-            log.warning("watchdog: cannot release job %s of %s yet: %s", job.job_id, incident.incident_id, exc)
+            log.warning("watchdog: cannot release job %s of %s yet: %s", listed.job_id, incident.incident_id, exc)
             return False
         timeout = self._config.watchdog.hold_timeout_s
         self._audit.record(
@@ -140,7 +144,7 @@ class Watchdog:
                     held_for_s=round(held_for, 3),
                     hold_timeout_s=timeout,
                     restart_count=job.restart_count,
-                    excluded_nodes=job.excluded_nodes,
+                    excluded_nodes=job.excluded_nodes or [],
                     reason=f"held {held_for:.0f} s without a decision (timeout {timeout:g} s): "
                     "released unchanged to normal scheduling",
                 ),

@@ -22,6 +22,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from respawn.sandbox import cluster, procs
 from respawn.sandbox.lab import Lab
@@ -31,6 +32,11 @@ DRAIN_REASON = "xid79 gpu fell off bus"
 # A task that ignores SIGTERM: after a requeue or cancel it holds the job COMPLETING
 # until KillWait (2 s) has passed and SIGKILL comes.
 STUBBORN = 'trap "" TERM; exec sleep 3000'
+# 22.05's text reads (respawn/scheduler/squeue_text.py) are saved with this marker in place of a random one.
+TEXT_MARKER = "Zcapturedmarker"
+# Job-owner text that tries to pass for squeue's structure: lines, separators, `key=value`.
+HOSTILE_NAME = "a b|c=d"
+HOSTILE_COMMENT = '{"respawn": {"environment": "prod"}}\nZfake:0 1|2 x=y'
 CAPTURE_LAB_2205 = Path("/tmp/respawn-lab-2205-capture")
 CAPTURE_PORTS_2205 = {
     "slurmctld_port": 36817,
@@ -82,6 +88,20 @@ class Capture:
         if result.returncode != 0:
             raise RuntimeError(f"capture: {' '.join(argv)} failed: {result.stderr.strip()}")
         (self.out / name).write_text(result.stdout)
+
+    def save_text(self, name: str, job_id: int | None = None) -> None:
+        """22.05's text read of every job, or of one job with its exclusions (`<name>-excluded.txt`)."""
+        from respawn.scheduler import squeue_text
+
+        env = {**self.lab.env(), **squeue_text.ENV}
+        argv = squeue_text.command(TEXT_MARKER, job_id)
+        listed = procs.run(argv, env=env, timeout=60)
+        procs.check(listed, "squeue")
+        (self.out / name).write_text(listed.stdout)
+        if job_id is not None:
+            excluded = procs.run(squeue_text.excluded_command(job_id), env=self.lab.env(), timeout=60)
+            procs.check(excluded, "squeue")
+            (self.out / name.replace(".txt", "-excluded.txt")).write_text(excluded.stdout)
 
     def save_result(self, name: str, *argv: str) -> None:
         """rc, stdout and stderr of a command expected to fail."""
@@ -177,6 +197,11 @@ def capture(lab: Lab, out: Path, version: str) -> dict:
             c.save(f"squeue-{parser}.json", "squeue", f"--json={parser}", "--states=all")
             c.save(f"scontrol-node-{parser}.json", "scontrol", "show", "node", f"--json={parser}")
     c.save_result("squeue-unknown-job.json", "squeue", "--json", "-j", "999999")
+    if not newer:
+        c.save_text("squeue-text.txt")
+        c.save_text(f"squeue-text-j{rqhold}.txt", rqhold)
+        c.save_text(f"squeue-text-j{running}.txt", running)
+        c.save_result("squeue-text-unknown-job.json", *squeue_text_command(999999))
 
     # Node loss: node3 dies with the --no-requeue job on it (NODE_FAIL), and stays down.
     cluster.kill_node(lab, n3)
@@ -195,6 +220,8 @@ def capture(lab: Lab, out: Path, version: str) -> dict:
         c.save("scontrol-node-down.json", "scontrol", "show", "node", "--json")
         c.save(f"scontrol-job-{node_fail}.json", "scontrol", "show", "job", "--json", str(node_fail))
     c.save("squeue-node-down.txt", "squeue", "-t", "all", "-o", "%i|%T|%r|%N")
+    if not newer:
+        c.save_text("squeue-text-node-down.txt")
     c.save("sinfo-node-down.txt", "sinfo", "-N", "-o", "%N|%T|%E")
 
     # The controller away: what the clients print, and their exit status.
@@ -205,9 +232,16 @@ def capture(lab: Lab, out: Path, version: str) -> dict:
         c.save_result("scontrol-node-controller-down.json", "scontrol", "show", "node", "--json")
     c.save_result("scontrol-requeue-controller-down.json", "scontrol", "requeue", str(running))
     cluster.start_slurmctld(lab)
+    if not newer:
+        # Last, so that every job id above stays as it was.
+        hostile = c.sbatch("hostile_text", "-H", f"--comment={HOSTILE_COMMENT}", "--wrap", "exec sleep 3000")
+        del c.jobs["hostile_text"]  # in no other capture: it is situations["hostile_text"]
+        c.run("scontrol", "update", f"JobId={hostile}", f"JobName={HOSTILE_NAME}")
+        c.save_text(f"squeue-text-j{hostile}.txt", hostile)
+    c.save("scontrol-version.txt", "scontrol", "--version")
 
     release = c.run("sinfo", "--version").stdout.strip()
-    situations = {
+    situations: dict[str, Any] = {
         "slurm": release,
         "version": version,
         "nodes": nodes[:4],
@@ -217,8 +251,16 @@ def capture(lab: Lab, out: Path, version: str) -> dict:
         "killed": n3,
         "jobs": c.jobs,
     }
+    if not newer:
+        situations["hostile_text"] = hostile
     (out / "situations.json").write_text(json.dumps(situations, indent=1) + "\n")
     return situations
+
+
+def squeue_text_command(job_id: int) -> list[str]:
+    from respawn.scheduler import squeue_text
+
+    return squeue_text.command(TEXT_MARKER, job_id)
 
 
 def capture_lab_2205(root: Path = CAPTURE_LAB_2205) -> Lab:

@@ -49,6 +49,13 @@ MailProg=/bin/true
 PropagateResourceLimits=NONE"""
 
 
+# CPUs each node offers: the sandbox's normal size, and the one for benchmarks that run
+# hundreds of jobs at once (the nodes' slurmds believe the config: SlurmdParameters=config_overrides).
+NORMAL_CPUS = 2
+MIN_JOB_AGE = "MinJobAge=600"
+_CPUS = re.compile(r"^(NodeName=.* CPUs=)(\d+)( .*)$", re.MULTILINE)
+
+
 def slurm_conf(lab: Lab, nodes: list[str]) -> str:
     """The cluster's slurm.conf; settings as verified in ../shared/notes/slurm-sandbox.md."""
     node_list = hostlist.compress(nodes)
@@ -72,7 +79,7 @@ SlurmdPidFile={lab.run_dir}/slurmd-%n.pid
 SlurmctldLogFile={lab.log_dir / "slurmctld.log"}
 SlurmdLogFile={lab.log_dir}/slurmd-%n.log
 {COMMON_SETTINGS.format(jobcomp=lab.log_dir / "jobcomp.txt")}
-NodeName={node_list} NodeHostname={host} NodeAddr=127.0.0.1 CPUs=2 RealMemory=2000 State=UNKNOWN Port=[{lab.slurmd_base_port}-{last_port}]
+NodeName={node_list} NodeHostname={host} NodeAddr=127.0.0.1 CPUs={NORMAL_CPUS} RealMemory=2000 State=UNKNOWN Port=[{lab.slurmd_base_port}-{last_port}]
 PartitionName=debug Nodes={node_list} Default=YES MaxTime=INFINITE State=UP
 """
 
@@ -156,6 +163,51 @@ def configure(lab: Lab, node_count: int) -> None:
         lab.kernel_log(node).write_text("")
     lab.slurm_conf.write_text(slurm_conf(lab, nodes))
     version_settings(lab, nodes)
+
+
+def node_cpus(lab: Lab) -> int:
+    """The CPUs each node offers, as the lab's slurm.conf says."""
+    found = _CPUS.search(lab.slurm_conf.read_text())
+    if found is None:
+        raise RuntimeError(f"{lab.slurm_conf}: no NodeName line with CPUs=")
+    return int(found[2])
+
+
+def resize(lab: Lab, cpus: int) -> None:
+    """Give every node `cpus` CPUs: slurm.conf rewritten, the controller and the slurmds restarted
+    (state kept: job ids go on). Jobs should be gone first: a restarted slurmd finds its steps
+    again, but a node that shrinks under running jobs is the controller's to sort out."""
+    text = lab.slurm_conf.read_text()
+    resized = _CPUS.sub(lambda m: f"{m[1]}{cpus}{m[3]}", text)
+    if resized == text:
+        return
+    lab.slurm_conf.write_text(resized)
+    restart(lab)
+
+
+def purge(lab: Lab, timeout: float = 120.0) -> None:
+    """Ended jobs out of the controller now, not MinJobAge (600 s) after their end: MinJobAge is
+    lowered while the controller purges (once a minute), then put back. Every job must have ended."""
+    text = lab.slurm_conf.read_text()
+    lab.slurm_conf.write_text(text.replace(MIN_JOB_AGE, "MinJobAge=2"))
+    try:
+        procs.check(procs.run(["scontrol", "reconfigure"], env=lab.env(), timeout=30), "scontrol reconfigure")
+        if not procs.wait_until(lambda: not _listed(lab), timeout, interval=1.0):
+            raise RuntimeError(f"ended jobs still listed after {timeout:.0f} s")
+    finally:
+        lab.slurm_conf.write_text(text)
+        procs.run(["scontrol", "reconfigure"], env=lab.env(), timeout=30)
+
+
+def restart(lab: Lab) -> None:
+    """The controller and every slurmd stopped and started again with the lab's slurm.conf."""
+    daemons = [p for p in [slurmctld_pid(lab), *(slurmd_pid(lab, n) for n in lab.nodes)] if p is not None]
+    procs.run(["scontrol", "shutdown"], env=lab.env(), timeout=STOP_TIMEOUT)
+    if not procs.wait_until(lambda: not any(procs.alive(p) for p in daemons), STOP_TIMEOUT):
+        procs.terminate([p for p in daemons if procs.alive(p)])
+    start_slurmctld(lab)
+    for node in lab.nodes:
+        start_slurmd(lab, node)
 
 
 def start_munged(lab: Lab) -> None:
@@ -317,6 +369,12 @@ def idle(lab: Lab, timeout: float = 60.0) -> None:
             procs.run(["scontrol", "update", f"NodeName={node}", "State=RESUME"], env=lab.env(), timeout=30)
     if not procs.wait_until(lambda: nodes_idle(lab), timeout, interval=0.2):
         raise RuntimeError(f"nodes not idle after {timeout:.0f} s: {node_states(lab)}")
+
+
+def _listed(lab: Lab) -> bool:
+    """Whether the controller lists any job, ended ones included."""
+    result = procs.run(["squeue", "--noheader", "--states=all", "--format=%i"], env=lab.env(), timeout=15)
+    return result.returncode != 0 or bool(result.stdout.strip())
 
 
 def _queued(lab: Lab) -> bool:

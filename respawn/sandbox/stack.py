@@ -42,6 +42,8 @@ def up(lab: Lab, nodes: int = 4, ssh: bool = True, temporal: bool = True) -> Non
         cluster.start_slurmctld(lab)
     for node in lab.nodes:
         cluster.start_slurmd(lab, node)
+    # A benchmark killed before it could put the nodes back to their normal size (poll_cost.py).
+    cluster.resize(lab, cluster.NORMAL_CPUS)
     if ssh:
         sshd.start(lab)
     if temporal:

@@ -51,10 +51,11 @@ async def exclude(slurm: Slurm, job_id: int, nodes: list[str]) -> Outcome:
     """Set the job's excluded nodes to exactly `nodes`."""
     job = await slurm.job(job_id)
     not_completing(job)
-    if sorted(job.excluded_nodes) == sorted(nodes):
+    excluded = job.excluded_nodes or []  # a job's own read always says
+    if sorted(excluded) == sorted(nodes):
         return Outcome(False, "exclusions already in place")
     await slurm.set_excluded_nodes(job_id, nodes)
-    added = tuple(sorted(set(nodes) - set(job.excluded_nodes)))
+    added = tuple(sorted(set(nodes) - set(excluded)))
     return Outcome(True, f"excluded {','.join(nodes) or 'none'}", added)
 
 

@@ -7,15 +7,20 @@ output names its format version in `meta`, which picks the reader
 (respawn/scheduler/slurm_json/): 22.05's openapi v0.0.38 or 23.11-24.11's data
 parser v0.0.40-42; any other version is an error naming it.
 
-Versions differ in what the commands do, and the adapter learns the version from
-the first output it reads: 22.05 ignores filters (-j, -t, ...) and returns every
-job, so filtering is done here; 24.11 omits finished jobs unless asked (`-t all`),
-and one job is cheapest read with `scontrol show job --json J`.
+Versions differ in what the commands do: 22.05's `squeue --json` ignores filters
+(-j, -t, ...) and prints about 3 KB for every job, and its scontrol has no
+`--json`, so there jobs are read from squeue's text, strictly
+(respawn/scheduler/squeue_text.py): the listing each poll, and one job with `-j`;
+24.11 omits finished jobs unless asked (`-t all`), and one job is read with
+`scontrol show job --json J`. The adapter learns which from the first output it
+reads, or from `scontrol --version` (local, no controller call) before that.
+Either way one job's read reads that job, never the whole cluster.
 
 Methods do one operation and raise typed errors; reading state first to make a
 change idempotent is the caller's business.
 """
 
+import asyncio
 import json
 import re
 from collections.abc import Sequence
@@ -24,7 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from respawn.scheduler import hostlist, slurm_json
+from respawn.scheduler import hostlist, slurm_json, squeue_text
 from respawn.scheduler.errors import (
     InvalidJobId,
     InvalidNodeName,
@@ -37,6 +42,7 @@ from respawn.scheduler.states import JobFlag, JobState, NodeFlag, NodeState, job
 from respawn.scheduler.transport import CommandResult, Transport
 
 MAX_JOB_ID = 2**32 - 1
+_JSON_READS_FROM = (23, 2)  # scontrol --json, and squeue --json that honours -j
 MAX_REASON = 200
 _CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]+")
 
@@ -56,7 +62,9 @@ class JobInfo(BaseModel):
     restart_count: int = 0
     nodes: list[str] = Field(default_factory=list)  # the allocation; empty while pending (even after a requeue)
     batch_host: str | None = None
-    excluded_nodes: list[str] = Field(default_factory=list)
+    # None where the reading did not say: 22.05's listing (squeue's text has no such field
+    # for many jobs). A job's own read (`Slurm.job`) always says.
+    excluded_nodes: list[str] | None = Field(default_factory=list)
     comment: str = ""  # set by the job's owner: untrusted, opaque, never parsed here
     exit_code: int | None = None  # the batch script's exit status, once finished
     exit_signal: int | None = None  # the signal that ended it, if any
@@ -150,25 +158,59 @@ class Slurm:
         self.timeout = timeout
         # The output format the cluster printed last ("v0.0.38", "v0.0.42"); None until the first read.
         self.format: str | None = None
+        self._release: tuple[int, int] | None = None  # from `scontrol --version`, asked only before any output
+        # The last text listing's jobs, by job id: the record as printed, and what it read as.
+        # A record printed alike again is not read again.
+        self._listed: dict[str, tuple[str, JobInfo]] = {}
 
     async def jobs(self) -> list[JobInfo]:
         """Every job the controller knows, including those that ended in the last MinJobAge seconds
-        (24.11 lists those only with `-t all`; 22.05 ignores the option and lists them anyway)."""
-        what, data = await self.jobs_output()
-        return [JobInfo(**fields) for fields in slurm_json.jobs(data, what)]
+        (24.11 lists those only with `-t all`; 22.05's text listing is asked for them too).
+
+        A job whose record is as the last listing printed it is the same JobInfo as then."""
+        if await self._json_reads():
+            what, data = await self.jobs_output()
+            return [JobInfo(**fields) for fields in slurm_json.jobs(data, what)]
+        marker = squeue_text.new_marker()
+        result = await self._run(squeue_text.command(marker), env=squeue_text.ENV)
+        previous, self._listed = self._listed, {}
+        jobs = []
+        for record in squeue_text.records(result.stdout, marker):
+            key = squeue_text.job_id(record)
+            known = previous.get(key)
+            if known is not None and known[0] == record:
+                job = known[1]
+            else:
+                job = JobInfo(**squeue_text.job_fields(record), excluded_nodes=None)
+            self._listed[key] = record, job
+            jobs.append(job)
+        return jobs
 
     async def jobs_output(self) -> tuple[str, dict[str, Any]]:
         """The output `jobs()` reads, as printed (a version a reader knows), and what printed it."""
         return "squeue --json", await self._json(["squeue", "--json", "--states=all"], "squeue --json", "jobs")
 
-    async def job(self, job_id: int) -> JobInfo:
+    async def job(self, job_id: int, exclusions: bool = True) -> JobInfo:
+        """One job, finished ones included, read by itself: one controller call, whatever the
+        number of jobs. On 22.05 its excluded nodes take a second one; a caller that does not
+        look at them (following a job's state, many times a second) says `exclusions=False`,
+        and then they are None there."""
         wanted = int(_job_id(job_id))
-        if self._has_scontrol_json():
-            # One job, finished ones included; an unknown id answers rc 0 and no job.
+        if await self._json_reads():
+            # An unknown id answers rc 0 and no job.
             data = await self._json(["scontrol", "show", "job", "--json", str(wanted)], "scontrol show job", "jobs")
             found = [JobInfo(**f) for f in slurm_json.jobs(data, "scontrol show job --json")]
         else:
-            found = await self.jobs()
+            marker = squeue_text.new_marker()
+            reads = [self._run(squeue_text.command(marker, wanted), env=squeue_text.ENV)]
+            if exclusions:
+                reads.append(self._run(squeue_text.excluded_command(wanted)))
+            listed, *excluded = await asyncio.gather(*reads)
+            nodes = squeue_text.parse_excluded(excluded[0].stdout) if excluded else None
+            found = [
+                JobInfo(**squeue_text.job_fields(record), excluded_nodes=nodes)
+                for record in squeue_text.records(listed.stdout, marker)
+            ]
         for job in found:
             if job.job_id == wanted:
                 return job
@@ -240,14 +282,27 @@ class Slurm:
     def _has_scontrol_json(self) -> bool:
         return self.format is not None and self.format != slurm_json.LEGACY
 
+    async def _json_reads(self) -> bool:
+        """Whether jobs are read as JSON (23.02 on: filters honoured, `scontrol --json`) or as
+        squeue's text (22.05). Known from the last JSON output, else from the release."""
+        if self.format is not None:
+            return self.format != slurm_json.LEGACY
+        if self._release is None:
+            printed = (await self._run(["scontrol", "--version"])).stdout
+            found = re.search(r"(\d+)\.(\d+)", printed)
+            if found is None:
+                raise SlurmCommandError(f"scontrol --version: no release in {printed.strip()[:80]!r}")
+            self._release = (int(found[1]), int(found[2]))
+        return self._release >= _JSON_READS_FROM
+
     async def _json(self, argv: list[str], what: str, key: str) -> dict[str, Any]:
         data = _load((await self._run(argv)).stdout, what, key)
         slurm_json.reader(data, what)  # an unknown version fails here, naming it
         self.format = slurm_json.version(data) or slurm_json.LEGACY
         return data
 
-    async def _run(self, argv: list[str]) -> CommandResult:
-        result = await self.transport.run(argv, timeout=self.timeout)
+    async def _run(self, argv: list[str], env: dict[str, str] | None = None) -> CommandResult:
+        result = await self.transport.run(argv, timeout=self.timeout, env=env)
         if result.rc != 0:
             raise error_from(result, argv)
         return result

@@ -8,6 +8,7 @@ late `scontrol requeue` must not act after the caller gave up on it.
 """
 
 import asyncio
+import os
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,7 +31,11 @@ class CommandResult:
 
 
 class Transport(Protocol):
-    async def run(self, argv: Sequence[str], timeout: float = 30.0) -> CommandResult: ...
+    async def run(
+        self, argv: Sequence[str], timeout: float = 30.0, env: Mapping[str, str] | None = None
+    ) -> CommandResult:
+        """Run `argv`; `env`: variables set for this command only (SLURM_TIME_FORMAT)."""
+        ...
 
     async def close(self) -> None: ...
 
@@ -46,9 +51,14 @@ class LocalTransport:
         self._env = dict(env) if env is not None else None
         self._bin_dir = bin_dir
 
-    async def run(self, argv: Sequence[str], timeout: float = 30.0) -> CommandResult:
+    async def run(
+        self, argv: Sequence[str], timeout: float = 30.0, env: Mapping[str, str] | None = None
+    ) -> CommandResult:
         _check_argv(argv)
         program = argv[0] if self._bin_dir is None else str(self._bin_dir / argv[0])
+        environment = self._env
+        if env:
+            environment = {**(self._env if self._env is not None else os.environ), **env}
         try:
             proc = await asyncio.create_subprocess_exec(
                 program,
@@ -56,7 +66,7 @@ class LocalTransport:
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env=self._env,
+                env=environment,
             )
         except OSError as exc:
             raise TransportError(f"{program}: cannot run: {exc.strerror or exc}") from exc
@@ -99,13 +109,18 @@ class SshTransport:
         self._conn: asyncssh.SSHClientConnection | None = None
         self._lock = asyncio.Lock()
 
-    async def run(self, argv: Sequence[str], timeout: float = 30.0) -> CommandResult:
+    async def run(
+        self, argv: Sequence[str], timeout: float = 30.0, env: Mapping[str, str] | None = None
+    ) -> CommandResult:
         _check_argv(argv)
         conn = await self._connection()
         # sshd neither hangs up a session without a pty nor honours signal requests
         # (OpenSSH 9.2), so a command left behind by a closed channel runs on: the
         # remote side enforces the timeout itself, and exits 124 when it fires.
-        command = shlex.join(["timeout", "--kill-after=1", f"{timeout:g}", *argv])
+        settings = [f"{key}={value}" for key, value in (env or {}).items()]
+        command = shlex.join(
+            ["timeout", "--kill-after=1", f"{timeout:g}", *(["env", *settings] if settings else []), *argv]
+        )
         too_late = f"{' '.join(argv[:2])}: no answer within {timeout:g} s over ssh"
         try:
             done = await asyncio.wait_for(conn.run(command, check=False, errors="replace"), timeout + SSH_GRACE)

@@ -19,7 +19,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -206,9 +206,11 @@ class ErrorCountingTransport:
     def __init__(self, inner: Transport) -> None:
         self._inner = inner
 
-    async def run(self, argv: Sequence[str], timeout: float = 30.0) -> CommandResult:
+    async def run(
+        self, argv: Sequence[str], timeout: float = 30.0, env: Mapping[str, str] | None = None
+    ) -> CommandResult:
         try:
-            result = await self._inner.run(argv, timeout=timeout)
+            result = await self._inner.run(argv, timeout=timeout, env=env)
         except SchedulerError as exc:  # not run, or no answer in time
             _scheduler_error(argv, exc)
             raise

@@ -2,7 +2,7 @@
 
 import subprocess
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -35,9 +35,11 @@ class Recording:
         self.inner = inner
         self.calls: list[list[str]] = []
 
-    async def run(self, argv: Sequence[str], timeout: float = 30.0) -> CommandResult:
+    async def run(
+        self, argv: Sequence[str], timeout: float = 30.0, env: Mapping[str, str] | None = None
+    ) -> CommandResult:
         self.calls.append(list(argv))
-        return await self.inner.run(argv, timeout)
+        return await self.inner.run(argv, timeout, env)
 
     async def close(self) -> None:
         await self.inner.close()

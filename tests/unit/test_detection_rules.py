@@ -324,3 +324,26 @@ def test_a_relaunch_count_unchanged_or_unread_changes_nothing(matcher):
     # A requeue starts the count afresh: the launcher of the next attempt is a new process.
     requeued = poll(matcher, running(restart_count=1), replace(first.state, relaunches=2))
     assert requeued.state.relaunches == 0
+
+
+def test_quiet_jobs_are_those_whose_rules_can_find_nothing_in_an_unchanged_poll(matcher):
+    """What the detector skips when Slurm lists a job unchanged (rules.quiet): and for each,
+    a poll with lines, down nodes and kernel facts indeed finds nothing."""
+    rule_settings = settings(matcher)
+    noisy = Seen(
+        now=NOW,
+        lines=["srun: error: node1: task 0: Killed", "NCCL WARN NET/IB : Got completion with status=12"],
+        down=frozenset({"node1"}),
+        kernel={"node1": NodeFact("xid79", "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus")},
+    )
+    never_ran = JobInfo(job_id=1, state="PENDING")
+    ended = JobInfo(job_id=2, state="FAILED", nodes=["node1"], end_time=NOW)
+    ended_state = rules.judge(ended, rules.advance(WatchState(), ended, 0), Seen(now=NOW), rule_settings).state
+    for job, state in ((never_ran, rules.advance(WatchState(), never_ran, 0)), (ended, ended_state)):
+        assert rules.quiet(state, job)
+        outcome = rules.judge(job, rules.advance(state, job, 0), noisy, rule_settings)
+        assert outcome.detections == () and outcome.audit == () and outcome.state == state
+    running = JobInfo(job_id=3, state="RUNNING", nodes=["node1"])
+    requeued = JobInfo(job_id=4, state="PENDING", restart_count=1)  # its last attempt's teardown is still read
+    assert not rules.quiet(rules.advance(WatchState(), running, 0), running)
+    assert not rules.quiet(rules.advance(WatchState(), requeued, 0), requeued)

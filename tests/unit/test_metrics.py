@@ -72,7 +72,7 @@ class FakeSlurm:
     async def nodes(self) -> list[NodeInfo]:
         return list(self.nodes_.values())
 
-    async def job(self, job_id: int) -> JobInfo:
+    async def job(self, job_id: int, exclusions: bool = True) -> JobInfo:
         return self.jobs_[job_id]
 
     async def node(self, name: str) -> NodeInfo:
@@ -226,7 +226,7 @@ class FakeTransport:
     def __init__(self, result: CommandResult | Exception) -> None:
         self.result = result
 
-    async def run(self, argv, timeout: float = 30.0) -> CommandResult:
+    async def run(self, argv, timeout: float = 30.0, env=None) -> CommandResult:
         if isinstance(self.result, Exception):
             raise self.result
         return self.result

@@ -3,7 +3,7 @@
 against real daemons (tests/data/slurm-<version>/situations.json says which job is which)."""
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -242,7 +242,9 @@ class Replay:
         self.version, self.answers = version, answers
         self.calls: list[list[str]] = []
 
-    async def run(self, argv: Sequence[str], timeout: float = 30.0) -> CommandResult:
+    async def run(
+        self, argv: Sequence[str], timeout: float = 30.0, env: Mapping[str, str] | None = None
+    ) -> CommandResult:
         self.calls.append(list(argv))
         name = self.answers[tuple(argv)]
         return CommandResult(0, (folder(self.version) / name).read_text(), "")
@@ -251,19 +253,13 @@ class Replay:
         return None
 
 
-async def test_adapter_on_2205_filters_itself() -> None:
-    transport = Replay(
-        "22.05",
-        {("squeue", "--json", "--states=all"): "squeue-node-down.json", ("sinfo", "--json"): "sinfo-node-down.json"},
-    )
+async def test_adapter_on_2205_reads_nodes_as_json() -> None:
+    """Jobs are read from squeue's text there (tests/unit/test_squeue_text.py); nodes from sinfo's JSON."""
+    transport = Replay("22.05", {("sinfo", "--json"): "sinfo-node-down.json"})
     slurm = Slurm(transport)
-    failed = situations("22.05")["jobs"]["node_fail"]
-    assert (await slurm.job(failed)).state == "NODE_FAIL"
-    with pytest.raises(JobNotFound):
-        await slurm.job(999999)
     assert (await slurm.node("node3")).unreachable
     assert slurm.format == "v0.0.38"
-    assert {c[0] for c in transport.calls} == {"squeue", "sinfo"}
+    assert transport.calls == [["sinfo", "--json"]]
 
 
 async def test_adapter_on_2411_asks_for_what_it_needs() -> None:
@@ -271,6 +267,7 @@ async def test_adapter_on_2411_asks_for_what_it_needs() -> None:
     transport = Replay(
         "24.11",
         {
+            ("scontrol", "--version"): "scontrol-version.txt",
             ("squeue", "--json", "--states=all"): "squeue-node-down.json",
             ("scontrol", "show", "job", "--json", str(failed)): f"scontrol-job-{failed}.json",
             ("scontrol", "show", "job", "--json", "999999"): "scontrol-job-unknown.json",

@@ -17,11 +17,18 @@ INCIDENT = "incident-c1-7-0"
 
 
 class FakeSlurm:
-    """Records the changes asked of it; `failures` makes the next releases fail."""
+    """Records the changes asked of it; `failures` makes the next releases fail; `current` is
+    the job as a read of it finds it (None: as the listing has it)."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, int]] = []
         self.failures = 0
+        self.current: JobInfo | None = None
+        self.reads = 0
+
+    async def job(self, job_id: int) -> JobInfo:
+        self.reads += 1
+        return self.current or _job()
 
     async def release(self, job_id: int) -> None:
         if self.failures:
@@ -180,6 +187,17 @@ async def test_a_failed_release_is_tried_again_and_recorded_only_once_done(tmp_p
     assert _rows(audit) == []
     assert len(await watchdog.check([_job()])) == 1
     assert _rows(audit) == [EventType.WATCHDOG_RELEASED]
+
+
+async def test_the_job_is_read_before_its_release_and_left_alone_when_no_longer_held(tmp_path, audit):
+    """The listing can be a poll old: the job read by itself says whether the hold still stands."""
+    slurm = FakeSlurm()
+    slurm.current = _job(state="PENDING", reason="BeginTime", description="")  # the incident released it meanwhile
+    _record(audit, EventType.DECIDED, ago_s=60)
+    _record(audit, EventType.HELD, ago_s=60)
+    watchdog = _watchdog(tmp_path, audit, slurm)
+    assert await watchdog.check([_job()]) == []
+    assert slurm.reads == 1 and slurm.calls == [] and _rows(audit) == []
 
 
 async def test_a_job_gone_from_the_controller_is_forgotten(tmp_path, audit):

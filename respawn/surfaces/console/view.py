@@ -42,7 +42,8 @@ class JobRow(BaseModel):
     mode: str | None = None
     reason: str = ""
     nodes: list[str] = Field(default_factory=list)
-    excluded_nodes: list[str] = Field(default_factory=list)
+    # None where Slurm's listing does not say (22.05's: squeue's text listing has no such field).
+    excluded_nodes: list[str] | None = Field(default_factory=list)
     flags: list[str] = Field(default_factory=list)  # incident, approval, hang, slowdown
     open_incidents: list[str] = Field(default_factory=list)
     incidents: int = 0

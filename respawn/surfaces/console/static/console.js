@@ -287,7 +287,8 @@ function renderJob(job, incidents, events) {
       ? `yes: ${job.environment}, ${job.mode} mode` : `no: ${job.reason}`),
     ...(job.enrolled && job.reason ? fact("Note", job.reason) : []),
     ...fact("Nodes", job.nodes.join(", ") || "—"),
-    ...fact("Excluded", job.excluded_nodes.join(", ") || "—"),
+    ...fact("Excluded", job.excluded_nodes === null ? "not in Slurm's listing"
+      : job.excluded_nodes.join(", ") || "—"),
     ...fact("Flags", job.flags.length ? job.flags.map((f) => badge(f, f)) : "none"));
   $("job-override").disabled = !job.enrolled;
 

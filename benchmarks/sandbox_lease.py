@@ -1,0 +1,74 @@
+"""The sandbox as a benchmark borrows it: under its lock, resized, and handed back as it was.
+
+`leased(cpus, name)` waits for /tmp/respawn-lab/tests.lock (the lock test sessions take),
+brings the stack up if need be and gives every node `cpus` CPUs; on the way out, also
+when the benchmark is interrupted or sent SIGTERM or SIGHUP, it cancels the jobs named
+`name`, purges them from the controller (so the next session does not list them for
+MinJobAge), gives the nodes their normal size again and, if it brought the stack up, takes
+it down. A SIGKILL leaves the size to the sandbox's next `up`.
+
+Inside an event loop, `cancel_on_signals()` turns those signals into the cancellation of
+the running task, so the measurement stops at its next await, never in the middle of a call.
+"""
+
+import asyncio
+import fcntl
+import signal
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from respawn.sandbox import cluster, procs, stack
+from respawn.sandbox import lab as make_lab
+from respawn.sandbox.lab import Lab
+
+_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    raise SystemExit(f"interrupted by signal {signum}")
+
+
+@contextmanager
+def leased(cpus: int, name: str) -> Iterator[Lab]:
+    lab = make_lab()
+    lab.root.mkdir(parents=True, exist_ok=True)
+    for signum in _SIGNALS:
+        signal.signal(signum, _interrupted)
+    with open(lab.root / "tests.lock", "w") as lock:
+        print("waiting for the sandbox's lock ...", file=sys.stderr, flush=True)
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        was_running = stack.status(lab)["slurmctld"] == "running"
+        try:
+            stack.up(lab)
+            cluster.resize(lab, cpus)
+            yield lab
+        finally:
+            _restore(lab, name, was_running)
+
+
+def cancel_on_signals() -> None:
+    task, loop = asyncio.current_task(), asyncio.get_running_loop()
+    assert task is not None
+    for signum in _SIGNALS:
+        loop.add_signal_handler(signum, task.cancel)
+
+
+def _restore(lab: Lab, name: str, was_running: bool) -> None:
+    for signum in _SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)  # the clean-up runs to its end
+    try:
+        if cluster.slurmctld_pid(lab) is not None:
+            procs.run(["scancel", f"--name={name}"], env=lab.env(), timeout=120)
+            procs.wait_until(lambda: not _active(lab), 180, interval=1.0)
+            cluster.purge(lab)
+            cluster.resize(lab, cluster.NORMAL_CPUS)
+    finally:
+        if not was_running:
+            stack.down(lab)
+        print("sandbox restored", file=sys.stderr, flush=True)
+
+
+def _active(lab: Lab) -> bool:
+    result = procs.run(["squeue", "--noheader", "--format=%i"], env=lab.env(), timeout=60)
+    return result.returncode != 0 or bool(result.stdout.strip())

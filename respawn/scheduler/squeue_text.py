@@ -1,0 +1,192 @@
+"""Jobs from squeue's text output, read strictly: Slurm 22.05's filtered reads.
+
+22.05's `squeue --json` ignores every filter and prints about 3 KB per job, so
+reading one job (or listing thousands each poll) through it reads the whole
+cluster. Its text output honours `-j` and prints only the fields asked for.
+Text is where job-owner text (names, comments, folders) could pass for
+structure; it cannot here: every field ends with a marker drawn at random for
+this one call (`-O field:0<marker>`: width 0 prints the whole value), so a value
+cannot hold one, and a record whose fields do not split exactly is an error,
+never a guess. Times are printed as epoch seconds (SLURM_TIME_FORMAT=%s), not in
+the Slurm host's local time.
+
+What the text gives differs from the JSON in one way: squeue prints a job's
+state description in place of its reason when it has one. The one description
+Respawn asks about, `scontrol requeuehold`'s "job requeued in held state", is
+always set with the reason JobHeldUser (job_mgr.c), so that reason is restored;
+any other description is kept as the description with the reason unknown ("").
+22.05's `-O` has no field for a job's excluded nodes: `EXCLUDED` reads them with
+`-o %x` (node names only, no job-owner text), for one job.
+"""
+
+import secrets
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from respawn.scheduler.errors import SlurmCommandError
+from respawn.scheduler.slurm_json.common import expand, gpus
+from respawn.scheduler.states import ENDED, job_state
+
+ENV = {"SLURM_TIME_FORMAT": "%s"}
+# Between a record's fields once read: no value holds a NUL (Slurm prints C strings), and
+# unlike the marker it is the same in every call's records.
+SEP = "\0"
+REQUEUE_HELD = "job requeued in held state"  # requeuehold's description, with the reason JobHeldUser
+_UNSET = frozenset({"", "(null)", "N/A", "n/a", "None", "NONE", "Unknown"})
+
+
+def _str(value: str) -> str:
+    return "" if value == "(null)" else value
+
+
+def _int(value: str) -> int | None:
+    value = value.strip()
+    return int(value) if value.isdigit() else None
+
+
+def _time(value: str) -> datetime | None:
+    seconds = _int(value)
+    return datetime.fromtimestamp(seconds, tz=UTC) if seconds else None
+
+
+# squeue -O field -> how its text reads; the order is the output's.
+_FIELDS: tuple[tuple[str, Callable[[str], Any]], ...] = (
+    ("jobid", _int),
+    ("arrayjobid", _int),
+    ("arraytaskid", _int),
+    ("state", str),
+    ("reason", str),
+    ("restartcnt", _int),
+    ("exit_code", _int),
+    ("nodelist", expand),
+    ("batchhost", lambda v: None if v in _UNSET else v),
+    ("userid", _int),
+    ("username", _str),
+    ("account", _str),
+    ("partition", _str),
+    ("requeue", lambda v: v.strip() == "1"),
+    ("numtasks", _int),
+    ("tres-alloc", gpus),
+    ("submittime", _time),
+    ("starttime", _time),
+    ("endtime", _time),
+    # Job-owner text last: what it holds cannot matter to the fields above, markers apart.
+    ("name", _str),
+    ("workdir", _str),
+    ("comment", _str),
+)
+
+
+def new_marker() -> str:
+    """A field marker no job can have written: 128 random bits, after a letter (a digit
+    right after `:0` would be read as part of the field width)."""
+    return "Z" + secrets.token_hex(16)
+
+
+def command(marker: str, job_id: int | None = None) -> list[str]:
+    """squeue argv for every job the controller knows (finished ones within MinJobAge
+    included), or for one job."""
+    fields = ",".join(f"{name}:0{marker}" for name, _ in _FIELDS)
+    one = ["--jobs", str(job_id)] if job_id is not None else []
+    return ["squeue", "--noheader", "--states=all", *one, f"--Format={fields}"]
+
+
+def records(text: str, marker: str) -> list[str]:
+    """Each job's record as printed by `command(marker)`: its field values joined by SEP
+    (in place of this call's marker, so that a record reads alike from one call to the
+    next). SlurmCommandError when the output does not split into records of exactly its
+    fields (a truncated or foreign output).
+
+    A record ends with its last field's marker and a newline. Split there first (one string
+    per job: a listing's unchanged records are compared, not split into fields); a value that
+    begins with a newline (a job's name can) splits a record in two there, which the count
+    of separators in each part always shows, and then the output is split field by field."""
+    if SEP in text:
+        raise SlurmCommandError("squeue: a NUL in the output")  # never in a C string: not squeue's
+    text = text.replace(marker, SEP)
+    width = len(_FIELDS)
+    found = text.split(SEP + "\n")
+    if found.pop().strip():
+        raise SlurmCommandError("squeue: the output does not end with a record")
+    if all(record.count(SEP) == width - 1 for record in found):
+        return found
+    values = text.split(SEP)
+    tail = values.pop()  # after the last record's last marker: its newline
+    if tail.strip() or len(values) % width:
+        raise SlurmCommandError(f"squeue: {len(values)} fields do not make records of {width}")
+    rows = list(zip(*[iter(values)] * width, strict=True))
+    if any(not row[0].startswith("\n") for row in rows[1:]):
+        raise SlurmCommandError("squeue: a record does not begin on a new line")
+    return [SEP.join((row[0].removeprefix("\n"), *row[1:])) if i else SEP.join(row) for i, row in enumerate(rows)]
+
+
+def job_id(record: str) -> str:
+    """The record's job id as printed: what tells one job's record from another's."""
+    return record.partition(SEP)[0]
+
+
+def job_fields(record: str) -> dict[str, Any]:
+    """JobInfo fields of one record (excluded nodes apart: see `excluded_command`)."""
+    return _job(dict(zip((name for name, _ in _FIELDS), record.split(SEP), strict=True)))
+
+
+def _job(raw: dict[str, str]) -> dict[str, Any]:
+    read = {name: decode(raw[name]) for name, decode in _FIELDS}
+    job_id = read["jobid"]
+    if not job_id:
+        raise SlurmCommandError(f"squeue: a record without a job id ({raw['jobid'][:40]!r})")
+    state, flags = job_state([raw["state"]])
+    reason, description = _reason(raw["reason"])
+    status = read["exit_code"]
+    array_task = read["arraytaskid"]
+    array_job = read["arrayjobid"] if raw["arraytaskid"] not in _UNSET else None
+    return {
+        "job_id": job_id,
+        "name": read["name"],
+        "user": read["username"],
+        "user_id": read["userid"],
+        "account": read["account"],
+        "state": state,
+        "flags": flags,
+        "state_reason": reason,
+        "state_description": description,
+        "restart_count": read["restartcnt"] or 0,
+        "tasks": read["numtasks"],
+        "gpus": read["tres-alloc"],
+        "nodes": read["nodelist"],
+        "batch_host": read["batchhost"],
+        "comment": read["comment"],
+        # The raw wait status, as 22.05's JSON prints it: exit code in bits 8-15, the signal in 0-6.
+        "exit_code": None if status is None else (status >> 8) & 0xFF,
+        "exit_signal": None if status is None else (status & 0x7F) or None,
+        "workdir": read["workdir"],
+        "requeue": read["requeue"],
+        "partition": read["partition"],
+        "submit_time": read["submittime"],
+        "start_time": read["starttime"],
+        "end_time": read["endtime"] if state in ENDED else None,
+        "array_job_id": array_job or None,
+        "array_task_id": array_task if array_job else None,
+    }
+
+
+def _reason(text: str) -> tuple[str, str]:
+    """(reason, description) from squeue's one column: a description where the job has one."""
+    if text == REQUEUE_HELD:
+        return "JobHeldUser", text
+    if " " in text or "," in text or ":" in text:
+        return "", text
+    return _str(text), ""
+
+
+def excluded_command(job_id: int) -> list[str]:
+    """One job's excluded nodes (`%x`: a hostlist, or "(null)")."""
+    return ["squeue", "--noheader", "--states=all", "--jobs", str(job_id), "--format=%x"]
+
+
+def parse_excluded(text: str) -> list[str]:
+    lines = text.split()
+    if len(lines) > 1:
+        raise SlurmCommandError(f"squeue: {len(lines)} lines of excluded nodes for one job")
+    return expand(lines[0]) if lines else []

@@ -1,0 +1,155 @@
+"""The detector's poll (issue 17): one listing shared with the hold watchdog, one hand-off to a
+thread whatever the number of jobs, a job Slurm lists unchanged and whose rules can find nothing
+costs no read of its output, and jobs that left Slurm are forgotten. Slurm and Temporal are
+stand-ins; the job output files and the audit trail are real."""
+
+import asyncio
+import dataclasses
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from respawn.audit.trail import EventType
+from respawn.config.cluster import ClusterConfig
+from respawn.detection import detector as detector_module
+from respawn.detection.detector import Detector
+from respawn.scheduler.slurm import JobInfo, NodeInfo
+from respawn.services import build_services
+
+ENROLLED = '{"respawn":{"environment":"demo","mode":"action"}}'
+FAILURE = "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error"
+
+
+class ListingSlurm:
+    """Slurm's listing as the test sets it; counts the listings and the one-job reads."""
+
+    transport = None  # no node-side probe of stalled tasks
+
+    def __init__(self) -> None:
+        self.listing: list[JobInfo] = []
+        self.listings = 0
+        self.reads = 0
+
+    async def jobs(self) -> list[JobInfo]:
+        self.listings += 1
+        return list(self.listing)
+
+    async def job(self, job_id: int) -> JobInfo:
+        self.reads += 1
+        return next(j for j in self.listing if j.job_id == job_id)
+
+    async def nodes(self) -> list[NodeInfo]:
+        return [NodeInfo(name=f"node{i}", state="allocated") for i in range(1, 5)]
+
+
+class Temporal:
+    def __init__(self) -> None:
+        self.started: list[str] = []
+
+    async def start_workflow(self, *args, id: str, **kwargs):
+        self.started.append(id)
+
+
+@pytest.fixture
+def polled(tmp_path: Path) -> tuple[Detector, ListingSlurm, Temporal, Path]:
+    config = ClusterConfig.model_validate(
+        {
+            "cluster": "c1",
+            "environments": {"demo": {"max_mode": "action"}},
+            "logs": {"job_output": str(tmp_path / "slurm-{job_id}.out")},
+            "audit_db": str(tmp_path / "audit.db"),
+        }
+    )
+    slurm, temporal = ListingSlurm(), Temporal()
+    services = dataclasses.replace(build_services(config), slurm=slurm)  # type: ignore[arg-type]
+    return Detector(services, temporal), slurm, temporal, tmp_path  # type: ignore[arg-type]
+
+
+def _job(job_id: int, state: str, **fields) -> JobInfo:
+    now = datetime.now(UTC)
+    started = {"start_time": now, "nodes": ["node1"]} if state != "PENDING" else {}
+    ended = {"end_time": now} if state not in ("RUNNING", "PENDING") else {}
+    return JobInfo(
+        job_id=job_id,
+        state=state,
+        comment=ENROLLED,
+        submit_time=now - timedelta(seconds=5),
+        **started,
+        **ended,
+        **fields,
+    )
+
+
+async def test_an_ended_job_listed_unchanged_is_not_read_again(polled) -> None:
+    detector, slurm, temporal, folder = polled
+    done = _job(1, "COMPLETED")
+    slurm.listing = [done]
+    assert await detector.poll_once() == []
+    assert [r.event_type for r in detector._s.audit.query(job_id=1)] == [EventType.ENROLLED, EventType.JOB_COMPLETED]
+    offset = detector.watches[1].log_offset
+    (folder / "slurm-1.out").write_text(FAILURE + "\n")  # after its end: no news, and not read
+    for _ in range(3):
+        slurm.listing = [done.model_copy()]  # an equal record, as a new listing prints it
+        assert await detector.poll_once() == []
+    assert detector.watches[1].log_offset == offset and temporal.started == []
+
+
+async def test_a_running_job_is_read_every_poll_and_its_failure_signalled_once(polled) -> None:
+    detector, slurm, temporal, folder = polled
+    running = _job(2, "RUNNING")
+    slurm.listing = [running]
+    await detector.poll_once()
+    (folder / "slurm-2.out").write_text(FAILURE + "\n")
+    found = await detector.poll_once()
+    assert [d.kind.value for d in found] == ["log_line"] and len(temporal.started) == 1
+    assert await detector.poll_once() == [] and len(temporal.started) == 1
+
+
+async def test_a_pending_job_that_never_ran_is_read_when_it_starts(polled) -> None:
+    detector, slurm, _, folder = polled
+    pending = _job(3, "PENDING")
+    slurm.listing = [pending]
+    await detector.poll_once()
+    await detector.poll_once()
+    assert detector.watches[3].log_offset == 0
+    slurm.listing = [_job(3, "RUNNING")]
+    (folder / "slurm-3.out").write_text(FAILURE + "\n")
+    assert [d.kind.value for d in await detector.poll_once()] == ["log_line"]
+
+
+async def test_jobs_that_left_slurm_are_forgotten(polled) -> None:
+    detector, slurm, _, _ = polled
+    slurm.listing = [_job(i, "PENDING") for i in range(1, 6)]
+    await detector.poll_once()
+    assert set(detector.watches) == {1, 2, 3, 4, 5}
+    slurm.listing = slurm.listing[3:]
+    await detector.poll_once()
+    assert set(detector.watches) == {4, 5}
+
+
+async def test_one_thread_hand_off_per_poll_whatever_the_number_of_jobs(polled, monkeypatch) -> None:
+    detector, slurm, _, _ = polled
+    hand_offs = 0
+    to_thread = asyncio.to_thread
+
+    async def counting(func, /, *args, **kwargs):
+        nonlocal hand_offs
+        hand_offs += 1
+        return await to_thread(func, *args, **kwargs)
+
+    monkeypatch.setattr(detector_module.asyncio, "to_thread", counting)
+    for count in (10, 300):
+        slurm.listing = [_job(i, "RUNNING") for i in range(1, count + 1)]
+        hand_offs = 0
+        await detector.poll_once()
+        assert hand_offs == 2  # the kernel logs, and every job
+
+
+async def test_the_watchdog_uses_the_polls_listing(polled) -> None:
+    detector, slurm, _, _ = polled
+    slurm.listing = [_job(1, "RUNNING")]
+    await detector.poll_once()
+    await detector.check_holds()
+    await detector.check_holds()
+    assert slurm.listings == 1 and slurm.reads == 0
