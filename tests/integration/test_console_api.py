@@ -141,12 +141,18 @@ def audit_db(tmp_path_factory) -> Path:
 class FakeSlurm:
     def __init__(self, jobs: list[JobInfo]) -> None:
         self.listing, self.calls, self.down = jobs, 0, False
+        self.job_reads: list[int] = []
 
     async def jobs(self) -> list[JobInfo]:
         self.calls += 1
         if self.down:
             raise SchedulerUnavailable("squeue --json: Unable to contact slurm controller")
         return self.listing
+
+    async def job(self, job_id: int, exclusions: bool = True) -> JobInfo:
+        self.job_reads.append(job_id)
+        (job,) = [j for j in self.listing if j.job_id == job_id]
+        return job.model_copy(update={"excluded_nodes": ["node2"]})
 
 
 def _slurm_jobs() -> list[JobInfo]:
@@ -293,6 +299,20 @@ async def test_slurm_is_asked_once_however_many_viewers_poll(setup, client):
     for _ in range(5):
         assert (await client.get("/console/api/jobs")).status_code == 200
     assert slurm.calls == 1
+
+
+async def test_a_jobs_page_reads_its_exclusions_where_the_listing_does_not_say_them(setup, client):
+    # 22.05's text listing has no excluded nodes (None): the job's page reads the job itself,
+    # once for every viewer polling it within the listing's age.
+    _, _, slurm, _ = setup
+    job_id = FIRST + 10  # running, in the trail
+    slurm.listing = [j.model_copy(update={"excluded_nodes": None}) if j.job_id == job_id else j for j in slurm.listing]
+    for _ in range(3):
+        got = (await client.get(f"/console/api/jobs/{job_id}/timeline")).json()
+        assert got["job"]["excluded_nodes"] == ["node2"]
+    assert slurm.job_reads == [job_id]
+    listed = (await client.get("/console/api/jobs", params={"q": str(job_id)})).json()["items"]
+    assert [j["excluded_nodes"] for j in listed if j["job_id"] == job_id] == [None]  # the list says what it knows
 
 
 async def test_incidents_open_and_closed_newest_first_with_temporal_links(client):

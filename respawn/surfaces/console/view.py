@@ -151,6 +151,7 @@ class ConsoleView:
         self._slurm_status = SlurmStatus(ok=False, as_of=None, error="not read yet")
         self._slurm_version = 0  # counts the listings read, to know when the rows are stale
         self._rows: tuple[tuple[int, int], list[JobRow]] | None = None  # built for (last event, listing)
+        self._exclusions: dict[int, tuple[float, list[str] | None]] = {}  # job -> (read at, its excluded nodes)
 
     @property
     def config(self) -> ClusterConfig:
@@ -208,6 +209,8 @@ class ConsoleView:
         row = self._job_row(job_id)
         if row is None:
             return None
+        if row.live and row.excluded_nodes is None:
+            row.excluded_nodes = await self._excluded_nodes(job_id)
         async with self._audit_lock:
             events = await asyncio.to_thread(
                 self._audit.query, cluster=self._config.cluster, job_id=job_id, after_id=after, limit=limit
@@ -270,6 +273,23 @@ class ConsoleView:
             self._slurm_jobs = {j.job_id: j for j in jobs}
             self._slurm_version += 1
             self._slurm_status = SlurmStatus(ok=True, as_of=datetime.now(UTC))
+
+    async def _excluded_nodes(self, job_id: int) -> list[str] | None:
+        """A job's excluded nodes where the listing does not say them (22.05's text listing): its
+        own read, one job, at most once per SLURM_MAX_AGE_S however many viewers follow it."""
+        now = time.monotonic()
+        cached = self._exclusions.get(job_id)
+        if cached is not None and now - cached[0] < SLURM_MAX_AGE_S:
+            return cached[1]
+        try:
+            nodes = (await self._slurm.job(job_id)).excluded_nodes
+        except SchedulerError as exc:
+            log.warning("console: cannot read job %s: %s", job_id, exc)
+            nodes = None
+        # Only what is fresh is kept: a viewer at a time follows a job, not thousands.
+        self._exclusions = {j: e for j, e in self._exclusions.items() if now - e[0] < SLURM_MAX_AGE_S}
+        self._exclusions[job_id] = (now, nodes)
+        return nodes
 
     def _job_rows(self) -> list[JobRow]:
         """Every job, newest first; rebuilt only when the trail or Slurm's listing has changed."""
