@@ -411,6 +411,10 @@ class WatchdogSettings(_Strict):
 
 class DetectorSettings(_Strict):
     poll_interval_s: float = Field(default=0.5, gt=0, le=60)
+    # A job Slurm still lists that ended longer than this before the detector started is
+    # history (someone dealt with it); a restarted detector catches up on what ended while
+    # it was down, up to this long.
+    catch_up_s: float = Field(default=60.0, ge=0, le=3600)
     # Detections of one interruption arrive over a second or so: wait this long
     # before gathering evidence so they are read as one incident.
     settle_s: float = Field(default=1.0, ge=0, le=60)

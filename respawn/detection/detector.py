@@ -317,7 +317,7 @@ class Detector:
             submitted=job.submit_time,
             restarts=job.restart_count,
             enrolled_as=basis,
-            state=rules.first_seen(job, self._started),
+            state=rules.first_seen(job, self._started, timedelta(seconds=self._s.config.detector.catch_up_s)),
         )
         started_before = job.start_time is not None and job.start_time < self._started
         if self._streams is None and job.state == "RUNNING" and started_before:

@@ -32,8 +32,6 @@ from respawn.sources.joblog import logged_at
 from respawn.wire.evidence import claims_trust
 from respawn.wire.incident import Detection, DetectionKind
 
-# A job that ended longer than this before the detector started is history.
-_HISTORY = timedelta(seconds=60)
 # How long a hang or a slowdown had lasted when the rhythm reported it ("... for 16.2 s").
 _LASTED = re2.compile(r" for (\d{1,9}(?:\.\d{1,9})?) s\b")  # RE2, bounded: at most 31 years
 
@@ -136,9 +134,10 @@ def unreachable(nodes: Iterable[NodeInfo]) -> frozenset[str]:
     )
 
 
-def first_seen(job: JobInfo, since: datetime) -> WatchState:
-    """The watch state of a job new to the detector, which started at `since`."""
-    if job.end_time is not None and job.state in ENDED and job.end_time < since - _HISTORY:
+def first_seen(job: JobInfo, since: datetime, catch_up: timedelta) -> WatchState:
+    """The watch state of a job new to the detector, which started at `since` and catches up
+    on what ended within `catch_up` before (detector.catch_up_s)."""
+    if job.end_time is not None and job.state in ENDED and job.end_time < since - catch_up:
         # It ended well before we started (Slurm lists finished jobs for
         # MinJobAge): someone else dealt with it; a restart of ours only
         # catches up on what ended while it was down.

@@ -56,7 +56,10 @@ def lab_config(lab: Lab, transport: SchedulerAccess = SchedulerAccess.LOCAL) -> 
             # seen a dead node as not responding (8-10 s), so that cause is told first.
             # The detector shares the nodes' /proc here, so it can see a stopped rank.
             # A suspicion waits 8 s for its confirmation here: sandbox jobs step in under a second.
+            # No catching up: each test module starts a detector of its own cluster on this one
+            # Slurm, and the jobs the module before it left ended are not its to recover.
             "detector": {
+                "catch_up_s": 0,
                 "confirm_window_s": 8,
                 "progress": {
                     "hang_factor": 4,

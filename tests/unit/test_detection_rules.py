@@ -192,11 +192,15 @@ def test_the_first_attempt_seen_may_end_without_being_seen_running(matcher):
 
 def test_a_job_that_ended_before_the_detector_started_is_history():
     started = NOW
+    minute = timedelta(seconds=60)  # the default detector.catch_up_s
     old = running(state="FAILED", end_time=started - timedelta(minutes=5), restart_count=3)
-    assert rules.first_seen(old, started) == WatchState(attempt=3, running=3, ended=True)
+    assert rules.first_seen(old, started, minute) == WatchState(attempt=3, running=3, ended=True)
     recent = running(state="FAILED", end_time=started - timedelta(seconds=30))
-    assert rules.first_seen(recent, started) == WatchState()
-    assert rules.first_seen(running(), started) == WatchState()
+    assert rules.first_seen(recent, started, minute) == WatchState()
+    assert rules.first_seen(running(), started, minute) == WatchState()
+    # Without catching up (the sandbox's: each test module's detector is a new cluster's),
+    # whatever ended before the start is history.
+    assert rules.first_seen(recent, started, timedelta(0)) == WatchState(attempt=0, running=0, ended=True)
 
 
 # --- Nodes ----------------------------------------------------------------------------------
