@@ -60,6 +60,7 @@ log = logging.getLogger("respawn.detection.detector")
 # The watchdog checks holds this often, with the poll's listing when it is fresh,
 # else with its own: a poll that stalls must not keep a hold from being released.
 _WATCHDOG_INTERVAL_S = 1.0
+_FORGET_AFTER_S = 60.0  # a job Slurm has not listed for this long is gone (module _forget)
 
 
 _READS_ANY_FILE = reads_any_file()  # root, or a user given CAP_DAC_READ_SEARCH
@@ -85,6 +86,7 @@ class _Watch:
     probe_wanted: bool = False  # the current stall awaits that answer
     errors: set[str] = field(default_factory=set)  # kinds of error already recorded for this job
     seen: JobInfo | None = None  # Slurm's record of the job when last observed
+    missing_since: float | None = None  # monotonic time of the first listing without it, since it was last listed
 
 
 class Detector:
@@ -207,9 +209,19 @@ class Detector:
         return polled.kernel, polled.jobs
 
     def _forget(self, jobs: list[JobInfo]) -> None:
-        """Jobs Slurm no longer lists (purged MinJobAge after their end): nothing of them is kept."""
-        for job_id in self._jobs.keys() - {job.job_id for job in jobs}:
-            del self._jobs[job_id]
+        """Jobs Slurm no longer lists (purged MinJobAge after their end): nothing of them is kept,
+        once they have been missing for _FORGET_AFTER_S. Not at the first listing without them: a
+        listing caught in a requeue lacked a job once (22.05), and forgetting it then lost what the
+        rules knew of its fault (its recovery went uncounted) and enrolled it a second time."""
+        listed = {job.job_id for job in jobs}
+        now = time.monotonic()
+        for job_id, watch in list(self._jobs.items()):
+            if job_id in listed:
+                watch.missing_since = None
+            elif watch.missing_since is None:
+                watch.missing_since = now
+            elif now - watch.missing_since > _FORGET_AFTER_S:
+                del self._jobs[job_id]
 
     def _observe_all(
         self,

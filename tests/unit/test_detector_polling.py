@@ -118,14 +118,22 @@ async def test_a_pending_job_that_never_ran_is_read_when_it_starts(polled) -> No
     assert [d.kind.value for d in await detector.poll_once()] == ["log_line"]
 
 
-async def test_jobs_that_left_slurm_are_forgotten(polled) -> None:
+async def test_jobs_that_left_slurm_are_forgotten_once_missing_a_while(polled, monkeypatch) -> None:
     detector, slurm, _, _ = polled
+    clock = [1000.0]
+    monkeypatch.setattr(detector_module.time, "monotonic", lambda: clock[0])
     slurm.listing = [_job(i, "PENDING") for i in range(1, 6)]
     await detector.poll_once()
     assert set(detector.watches) == {1, 2, 3, 4, 5}
-    slurm.listing = slurm.listing[3:]
+    whole, slurm.listing = slurm.listing, slurm.listing[3:]
     await detector.poll_once()
-    assert set(detector.watches) == {4, 5}
+    assert set(detector.watches) == {1, 2, 3, 4, 5}  # one listing without them: kept (a requeue's)
+    slurm.listing = whole[2:]  # job 3 is back
+    clock[0] += 61
+    await detector.poll_once()
+    clock[0] += 1
+    await detector.poll_once()
+    assert set(detector.watches) == {3, 4, 5}
 
 
 async def test_one_thread_hand_off_per_poll_whatever_the_number_of_jobs(polled, monkeypatch) -> None:
