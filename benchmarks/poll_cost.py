@@ -146,7 +146,6 @@ async def _measure(lab, sizes: list[int], running: int, runs: int) -> list[dict]
 async def _submit(lab, count: int, held: bool, into: list[int]) -> None:
     if count <= 0:
         return
-    gate = asyncio.Semaphore(SUBMITTERS)
     argv = [
         "sbatch",
         "--parsable",
@@ -161,18 +160,8 @@ async def _submit(lab, count: int, held: bool, into: list[int]) -> None:
         "echo start; exec sleep 3600",
     ]
 
-    async def one() -> None:
-        async with gate:
-            proc = await asyncio.create_subprocess_exec(
-                *argv, env=lab.env(), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-            )
-            out, err = await proc.communicate()
-            if proc.returncode != 0:
-                raise RuntimeError(f"sbatch failed: {err.decode().strip()}")
-            into.append(int(out.decode().split(";")[0]))
-
     began = time.monotonic()
-    await asyncio.gather(*(one() for _ in range(count)))
+    into += await sandbox_lease.sbatch_many(lab, argv, count, SUBMITTERS)
     kind = "held" if held else "running"
     print(f"submitted {count} {kind} jobs in {time.monotonic() - began:.0f} s", file=sys.stderr, flush=True)
 

@@ -72,3 +72,23 @@ def _restore(lab: Lab, name: str, was_running: bool) -> None:
 def _active(lab: Lab) -> bool:
     result = procs.run(["squeue", "--noheader", "--format=%i"], env=lab.env(), timeout=60)
     return result.returncode != 0 or bool(result.stdout.strip())
+
+
+async def sbatch_many(lab: Lab, argv: list[str], count: int, at_once: int = 6) -> list[int]:
+    """`count` jobs submitted with `argv` (an `sbatch --parsable` command line), `at_once`
+    sbatch calls at a time; their ids."""
+    gate = asyncio.Semaphore(at_once)
+    ids: list[int] = []
+
+    async def one() -> None:
+        async with gate:
+            proc = await asyncio.create_subprocess_exec(
+                *argv, env=lab.env(), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+            )
+            out, err = await proc.communicate()
+            if proc.returncode != 0:
+                raise RuntimeError(f"sbatch failed: {err.decode().strip()}")
+            ids.append(int(out.decode().split(";")[0]))
+
+    await asyncio.gather(*(one() for _ in range(count)))
+    return ids

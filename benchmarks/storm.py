@@ -151,7 +151,6 @@ def _rows(audit: AuditTrail, cluster: str, events: list[EventType] | None = None
 
 
 async def _submit(lab, script: Path, count: int) -> set[int]:
-    gate = asyncio.Semaphore(SUBMITTERS)
     argv = [
         "sbatch",
         "--parsable",
@@ -165,20 +164,7 @@ async def _submit(lab, script: Path, count: int) -> set[int]:
         f"--comment={ACTION}",
         str(script),
     ]
-    jobs: set[int] = set()
-
-    async def one() -> None:
-        async with gate:
-            proc = await asyncio.create_subprocess_exec(
-                *argv, env=lab.env(), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-            )
-            out, err = await proc.communicate()
-            if proc.returncode != 0:
-                raise RuntimeError(f"sbatch failed: {err.decode().strip()}")
-            jobs.add(int(out.decode().split(";")[0]))
-
-    await asyncio.gather(*(one() for _ in range(count)))
-    return jobs
+    return set(await sandbox_lease.sbatch_many(lab, argv, count, SUBMITTERS))
 
 
 def _running(lab) -> int:
