@@ -313,10 +313,15 @@ class Detector:
     def _watch(self, job: JobInfo) -> _Watch:
         watch = self._jobs.get(job.job_id)
         basis = _enrolment_basis(job)
-        # The same job: its submit time, or one Slurm moved at a requeue (the restart count moved too),
-        # or none printed (a listing caught between a requeue's steps prints none; a new job under a
-        # reused id always has its own).
-        if watch is not None and (job.submit_time in (watch.submitted, None) or job.restart_count > watch.restarts):
+        # The same job: its submit time, or none printed (a listing caught between a requeue's steps
+        # prints none; a new job under a reused id always has its own), or one Slurm moved at a
+        # requeue. A requeue moves it twice: the restart count moves at the requeue, the submit
+        # time once the old attempt's steps have all ended (job_mgr.c batch_requeue_fini, "so that
+        # subsequent jobs appear in a separate accounting record"), and a listing can fall between.
+        # A new job under a reused id starts at restart count 0.
+        if watch is not None and (
+            job.submit_time in (watch.submitted, None) or job.restart_count >= max(watch.restarts, 1)
+        ):
             watch.submitted, watch.restarts = job.submit_time or watch.submitted, job.restart_count
             if watch.enrolled_as != basis:
                 # Its comment (or partition, account, user) changed while it runs: a new enrolment, on record.

@@ -205,7 +205,11 @@ def judge(job: JobInfo, state: WatchState, seen: Seen, settings: RuleSettings) -
         slowdown = kind is DetectionKind.SLOWDOWN  # an incident of its own beside the attempt's
         if not any(k.startswith("slowdown:") == slowdown for k in sent):  # it opens its incident
             opened.append(Opened(kind, occurred))
-            if not slowdown:
+            # A fault an earlier attempt (or step) was restarted from stays what the job recovers
+            # from until it trains again: a failure-like line before its first step is a
+            # suspicion of its own, and if it is real, the job has not trained since the first.
+            recovering = fault is not None and (fault.attempt, fault.relaunches) < (job.restart_count, state.relaunches)
+            if not slowdown and not recovering:
                 fault = Fault(at=occurred, kind=kind, attempt=job.restart_count, relaunches=state.relaunches)
         sent.add(key)
         detections.append(

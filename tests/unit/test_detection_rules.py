@@ -280,6 +280,16 @@ def test_a_later_attempt_that_steps_has_recovered_from_the_fault(matcher):
     assert poll(matcher, running(restart_count=1), trains.state, stepped=True).recovered is None  # once per fault
 
 
+def test_a_failure_like_line_before_the_new_attempts_first_step_keeps_the_fault_it_recovers_from(matcher):
+    fault = Fault(at=NOW - timedelta(seconds=40), kind=DetectionKind.KERNEL, attempt=0)
+    state = rules.advance(WatchState(attempt=0, running=0, fault=fault), running(restart_count=1), 0)
+    suspected = poll(matcher, running(restart_count=1), state, lines=[HANDLED])
+    assert kinds(suspected) == [DetectionKind.LOG_LINE] and suspected.opened  # the new attempt's own suspicion
+    assert suspected.state.fault == fault
+    trains = poll(matcher, running(restart_count=1), suspected.state, stepped=True)
+    assert trains.recovered == fault
+
+
 def test_progress_is_followed_while_the_attempt_runs_and_its_end_is_not_handled():
     state = rules.advance(WatchState(), running(), 0)
     assert rules.follows_progress(state, running())

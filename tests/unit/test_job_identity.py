@@ -151,6 +151,9 @@ async def test_the_detector_starts_a_reused_job_id_clean_and_follows_a_requeue_a
     watch = detector._watch(first)
     requeued = first.model_copy(update={"submit_time": submitted + timedelta(minutes=2), "restart_count": 1})
     assert detector._watch(requeued) is watch  # Slurm moved the submit time at the requeue: the same job
+    # ... and again once the old attempt's steps ended (batch_requeue_fini), the restart count unmoved.
+    fini = requeued.model_copy(update={"submit_time": submitted + timedelta(minutes=2, seconds=1)})
+    assert detector._watch(fini) is watch
     between = requeued.model_copy(update={"submit_time": None, "state": "PENDING"})
     assert detector._watch(between) is watch  # caught between a requeue's steps, no submit time: the same job
     reused = JobInfo(job_id=9, state="RUNNING", comment=ENROLLED, submit_time=submitted + timedelta(minutes=4))
