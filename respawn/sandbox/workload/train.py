@@ -1,4 +1,4 @@
-"""The demo training job: PyTorch DDP on CPU (gloo), one rank per Slurm task.
+"""The demo training job: data-parallel PyTorch on CPU (gloo), one rank per Slurm task.
 
 A tiny MLP on synthetic data, padded with sleep so a step takes about
 --step-seconds: four ranks must fit on a 2-core machine next to the cluster.
@@ -16,6 +16,13 @@ Faults (respawn/sandbox/workload/faults.py) reach a rank through a control file 
 once per step: `<faults-dir>/<job id>/<node>`. The rank consumes the file, writes
 `<node>.fired` with the time it acted, then prints the failure as production
 does and dies (or, for `slow`, stretches its steps from then on).
+
+Data parallel as DistributedDataParallel does it, by hand: rank 0's parameters
+broadcast at the start, every step's gradients all-reduced (averaged) before the
+update, which blocks each rank until the slowest has computed and fails when a
+peer dies, as DDP's reducer does. DDP's constructor and torch.optim's first
+optimizer each import torch._dynamo, about 2 s of CPU per rank: with three ranks
+on two cores that was a third of every attempt's start, and of the test suite.
 
 This script imports nothing from the project: it runs on the cluster's nodes
 with only the standard library and torch.
@@ -211,7 +218,6 @@ def main() -> None:
     import torch
     import torch.distributed as dist
     from torch import nn
-    from torch.nn.parallel import DistributedDataParallel
 
     torch.set_num_threads(1)
     os.environ.update(MASTER_ADDR=MASTER_ADDR, MASTER_PORT=str(port))
@@ -221,23 +227,21 @@ def main() -> None:
 
     torch.manual_seed(args.seed)
     model = nn.Sequential(nn.Linear(FEATURES, 64), nn.ReLU(), nn.Linear(64, 1))
-    # The optimizer (like DDP) imports torch._dynamo: about 1 s of CPU per rank, 2-3 s with
-    # four ranks on two cores, as much again as importing torch. It is most of a start.
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    lr = 0.05  # plain SGD, torch.optim.SGD's update without momentum (see the docstring)
     true_weights = torch.randn(FEATURES, 1, generator=torch.Generator().manual_seed(args.seed)) / FEATURES**0.5
 
     ckpt_dir = Path(args.ckpt_dir.replace("%j", str(JOB_ID)))
     ckpt_dir.mkdir(parents=True, exist_ok=True)
     start = 0
-    # Every rank reads the checkpoint before DDP's constructor, a collective, so rank 0
+    # Every rank reads the checkpoint before the parameters' broadcast, a collective, so rank 0
     # cannot train on and save a newer one while a slower rank is still looking.
     if (newest := newest_checkpoint(ckpt_dir)) is not None:
         start, path = newest
         state = torch.load(path, weights_only=True)
         model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
         log(f"resumed from checkpoint step {start} ({path})")
-    ddp = DistributedDataParallel(model)
+    for parameter in model.parameters():
+        dist.broadcast(parameter.data, src=0)
     fault = InjectedFault(args.faults_dir)
 
     for step in range(start + 1, args.steps + 1):
@@ -255,16 +259,19 @@ def main() -> None:
         elif kind not in (None, "slow"):
             fail_like_production(kind)
 
-        optimizer.zero_grad()
-        loss = nn.functional.mse_loss(ddp(batch["inputs"]), batch["labels"])
+        model.zero_grad(set_to_none=True)
+        loss = nn.functional.mse_loss(model(batch["inputs"]), batch["labels"])
         # The padding stands for this rank's GPU work, so it comes before the backward
         # pass, whose gradient all-reduce makes every rank wait for the slowest.
         noise = random.Random(g.initial_seed()).uniform(-args.step_jitter, args.step_jitter)
         time.sleep(max(0.0, args.step_seconds * fault.slow_factor * (1 + noise) - (time.monotonic() - began)))
         collective = time.monotonic()
         loss.backward()
+        with torch.no_grad():
+            for parameter in model.parameters():
+                dist.all_reduce(parameter.grad)
+                parameter -= lr * parameter.grad / WORLD_SIZE
         waited = time.monotonic() - collective
-        optimizer.step()
 
         took = time.monotonic() - began
         log(
@@ -275,7 +282,7 @@ def main() -> None:
         if RANK == 0 and step % args.checkpoint_every == 0:
             log(f"saving checkpoint step {step}")
             time.sleep(args.checkpoint_seconds)  # slow shared storage: the other ranks wait in the next all-reduce
-            state = {"step": step, "model": model.state_dict(), "optimizer": optimizer.state_dict()}
+            state = {"step": step, "model": model.state_dict()}
             log(f"saved checkpoint step {step} to {save_checkpoint(ckpt_dir, step, state)}")
 
     if RANK == 0:
