@@ -19,6 +19,7 @@ Usage: .venv/bin/python benchmarks/storm.py [--jobs 500] [--deadline 180]
 import argparse
 import asyncio
 import json
+import random
 import statistics
 import sys
 import time
@@ -28,6 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import histories
 import sandbox_lease
 from temporalio.client import Client
 
@@ -39,6 +41,7 @@ NAME = "storm"
 CPUS = 128
 ACTION = '{"respawn":{"environment":"demo","mode":"action"}}'
 SUBMITTERS = 6
+SAMPLE = 100  # incidents whose Temporal history is read for where the time went
 LEAD_S = 150.0  # from the submission to the failure: the jobs' submission and start
 
 
@@ -113,7 +116,12 @@ async def _measure(lab, config, count: int, deadline_s: float) -> dict:
     closed_failed = sum(
         1 for r in rows if r.event_type is EventType.INCIDENT_CLOSED and r.details.get("phase") == "failed"
     )
+    client = await Client.connect(config.temporal.address, namespace=config.temporal.namespace)
+    listed = client.list_workflows(f'WorkflowId STARTS_WITH "incident-{config.cluster}-"')
+    incidents = [w.id async for w in listed]
+    sample = random.Random(0).sample(incidents, min(SAMPLE, len(incidents)))
     return {
+        "where_the_time_went": await histories.breakdown(client, sample, origin=fail_at),
         "jobs": count,
         "running_at_fault": running,
         "decided": len(latencies),
