@@ -126,6 +126,16 @@ _CONFIRM_INTERRUPTION = "confirm-interruption"
 _IN_JOB_RUNGS = "in-job-rungs"
 # Patch: a cascade (an error naming no culprit) probes the nodes' slurmd before it waits for Slurm.
 _PROBE_CASCADE = "probe-cascade"
+# Patch: a cascade still suspected probes before it waits for its confirmation (a silent node confirms it).
+_PROBE_SUSPECTED_CASCADE = "probe-suspected-cascade"
+
+
+def _cascade(assessment: Assessment) -> bool:
+    """Whether the failure is an error naming no culprit: most often the echo of a peer's death."""
+    if assessment.cascade is not None:
+        return assessment.cascade
+    attribution = assessment.attribution
+    return attribution.failure_class in _CASCADES_BEFORE_RUNBOOKS and not attribution.nodes
 
 
 @workflow.defn(name="Incident")
@@ -233,17 +243,33 @@ class IncidentWorkflow:
         await workflow.sleep(timedelta(seconds=inp.settle_s))
         gathered, assessment = await self._assess(iid, inp)
         confirming = workflow.patched(_CONFIRM_INTERRUPTION)
+        probed = None
         if confirming:
             suspected_at = gathered.last_step
+            if (
+                assessment.interruption.verdict is Verdict.SUSPECTED
+                and _cascade(assessment)
+                and inp.cascade_wait_s > 0
+                and inp.probe_timeout_s > 0
+                and workflow.patched(_PROBE_SUSPECTED_CASCADE)
+            ):
+                # The peer's death that such a line echoes is found now, not once Slurm notices
+                # (SlurmdTimeout: seconds to minutes): a silent node confirms the interruption.
+                probed = await self._probe(inp, gathered)
+                if probed.verdict is ProbeVerdict.SILENT:
+                    gathered, assessment = await self._assess(iid, inp)
             gathered, assessment = await self._await_confirmation(iid, inp, gathered, assessment)
             if assessment.interruption.verdict is not Verdict.CONFIRMED and self._override is None:
                 return await self._not_interrupted(iid, inp, gathered, assessment, suspected_at)
         attribution = assessment.attribution
-        cascade = assessment.cascade
-        if cascade is None:
-            cascade = attribution.failure_class in _CASCADES_BEFORE_RUNBOOKS and not attribution.nodes
-        probed = None
-        if cascade and inp.cascade_wait_s > 0 and inp.probe_timeout_s > 0 and workflow.patched(_PROBE_CASCADE):
+        cascade = _cascade(assessment)
+        if (
+            cascade
+            and inp.cascade_wait_s > 0
+            and inp.probe_timeout_s > 0
+            and (probed is None or probed.verdict is not ProbeVerdict.SILENT)
+            and workflow.patched(_PROBE_CASCADE)
+        ):
             # Ask the nodes first: a node whose slurmd does not answer is the dead peer, and
             # every node answering refutes one; only a probe that cannot tell waits for Slurm.
             probed = await self._probe(inp, gathered)

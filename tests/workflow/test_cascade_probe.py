@@ -2,10 +2,15 @@
 communication error naming no culprit is decided at once when every node answers, blames the
 node whose slurmd is silent, and waits for Slurm's verdict only when the probe cannot tell."""
 
+from datetime import UTC, datetime
+
 from temporalio.api.enums.v1 import EventType as HistoryEvent
 
-from respawn.wire.incident import DetectionKind, Probed, ProbeVerdict
+from respawn.wire.incident import Detection, DetectionKind, Probed, ProbeVerdict
 from tests.workflow.test_incident_workflow import COMM, NODE, RESTART, Fakes, run_incident
+from tests.workflow.test_interruption import ENDED, RUNNING_CONFIRMED, SUSPECTED
+
+JOB_ENDED = Detection(kind=DetectionKind.JOB_ENDED, at=datetime.now(UTC), job_id=5, attempt=0, job_state="FAILED")
 
 
 class Recorded:
@@ -48,3 +53,34 @@ async def test_a_probe_that_cannot_tell_waits_for_slurm_as_before(env):
     result = await run_incident(env, fakes, cascade_wait_s=300, operator=recorded)
     assert result.failure_class == "comm_error" and fakes.calls.count("probe_nodes") == 1
     assert await recorded.timers() == 2  # the settle timer and the cascade wait
+
+
+async def test_a_suspected_cascade_probes_at_once_and_a_silent_node_confirms_it(env):
+    """Patch "probe-suspected-cascade": the running attempt's error naming no culprit is not left
+    to wait out the confirmation window while Slurm has yet to notice the dead node."""
+    fakes = Fakes(
+        [COMM, NODE],
+        RESTART,
+        interruptions=[SUSPECTED, RUNNING_CONFIRMED],
+        probed=Probed(verdict=ProbeVerdict.SILENT, silent=["n3"], answered=["n1", "n2"]),
+    )
+    recorded = Recorded()
+    result = await run_incident(env, fakes, cascade_wait_s=300, operator=recorded)
+    assert result.failure_class == "node_failure"
+    # Probed once, before any wait: judged again at once with the silent node as a node down.
+    assert fakes.calls.count("probe_nodes") == 1 and fakes.calls.count("assess") == 2
+    assert fakes.calls.index("probe_nodes") < fakes.calls.index("record:attributed")
+    assert await recorded.timers() == 1  # the settle timer only: no confirmation window, no cascade wait
+
+
+async def test_a_suspected_cascade_whose_nodes_all_answer_waits_for_its_confirmation_and_probes_again(env):
+    fakes = Fakes(
+        [COMM],
+        RESTART,
+        interruptions=[SUSPECTED, ENDED],
+        probed=Probed(verdict=ProbeVerdict.ALL_ANSWERED, answered=["n1", "n2", "n3"]),
+    )
+    result = await run_incident(env, fakes, cascade_wait_s=300, signals=[JOB_ENDED])
+    assert result.failure_class == "comm_error"
+    # Once while suspected, once confirmed: a node that died in between is still found.
+    assert fakes.calls.count("probe_nodes") == 2

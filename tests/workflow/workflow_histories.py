@@ -66,6 +66,11 @@ CATALOGUE: dict[str, list[str]] = {
     "test_every_node_answering_decides_at_once_without_waiting_for_slurm": ["cascade_probed_all_answered"],
     "test_a_silent_node_is_blamed_as_if_slurm_had_called_it_down": ["cascade_probed_silent"],
     "test_a_probe_that_cannot_tell_waits_for_slurm_as_before": ["cascade_probed_unknown"],
+    # ... (recorded with the patch "probe-suspected-cascade")
+    "test_a_suspected_cascade_probes_at_once_and_a_silent_node_confirms_it": ["suspected_cascade_probed_silent"],
+    "test_a_suspected_cascade_whose_nodes_all_answer_waits_for_its_confirmation_and_probes_again": [
+        "suspected_cascade_probed_all_answered"
+    ],
 }
 
 

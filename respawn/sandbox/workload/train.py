@@ -269,8 +269,10 @@ def main() -> None:
         loss.backward()
         with torch.no_grad():
             for parameter in model.parameters():
-                dist.all_reduce(parameter.grad)
-                parameter -= lr * parameter.grad / WORLD_SIZE
+                grad = parameter.grad
+                assert grad is not None  # every parameter is in the loss
+                dist.all_reduce(grad)
+                parameter.sub_(grad, alpha=lr / WORLD_SIZE)
         waited = time.monotonic() - collective
 
         took = time.monotonic() - began
