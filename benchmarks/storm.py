@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import histories
 import sandbox_lease
 from temporalio.client import Client
+from temporalio.service import RPCError, RPCStatusCode
 
 from respawn.audit.trail import AuditTrail, EventType
 from respawn.sandbox import procs
@@ -71,7 +72,11 @@ async def _terminate(config) -> None:
     client = await Client.connect(config.temporal.address, namespace=config.temporal.namespace)
     query = f'ExecutionStatus="Running" AND WorkflowId STARTS_WITH "incident-{config.cluster}-"'
     async for found in client.list_workflows(query):
-        await client.get_workflow_handle(found.id, run_id=found.run_id).terminate("the storm benchmark is over")
+        try:
+            await client.get_workflow_handle(found.id, run_id=found.run_id).terminate("the storm benchmark is over")
+        except RPCError as exc:
+            if exc.status is not RPCStatusCode.NOT_FOUND:  # it completed since it was listed
+                raise
 
 
 async def _measure(lab, config, count: int, deadline_s: float) -> dict:
