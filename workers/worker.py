@@ -5,6 +5,7 @@ the work and hands an incident to a survivor when a worker dies.
 """
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 from temporalio.worker import Worker
@@ -19,6 +20,9 @@ from respawn.workflows.incident import IncidentWorkflow
 
 async def run_worker(config: ClusterConfig, stop: asyncio.Event | None = None) -> None:
     stop = stop or stop_on_signals()
+    # Every asyncio.to_thread of the activities runs here (TemporalSettings.blocking_threads).
+    blocking = ThreadPoolExecutor(max_workers=config.temporal.blocking_threads, thread_name_prefix="respawn-io")
+    asyncio.get_running_loop().set_default_executor(blocking)
     services = build_services(config)
     telemetry.expose(config.telemetry.worker, services)
     client = await connect_temporal(config)

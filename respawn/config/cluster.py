@@ -180,6 +180,11 @@ class TemporalSettings(_Strict):
     # task queue scale both.
     max_concurrent_activities: int = Field(default=1000, ge=1, le=100_000)
     max_concurrent_workflow_tasks: int = Field(default=200, ge=2, le=10_000)
+    # The activities' blocking reads and writes (job output, kernel logs, GPU metrics over HTTP,
+    # the audit trail) run on threads: asyncio's default pool is cpu_count + 4 threads (6 on
+    # two cores), so in a storm every incident's evidence queued behind five others' waits.
+    # They wait on I/O, not on the CPU: one pool of this many threads for the worker.
+    blocking_threads: int = Field(default=64, ge=1, le=1024)
 
     def workflow_url(self, workflow_id: str) -> str:
         """The Temporal Web UI's page of a workflow (an incident)."""
