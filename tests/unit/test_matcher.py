@@ -344,6 +344,18 @@ FAILURES = [
         "slurm-policy-limit",
     ),
     ("salloc: error: Job submit/allocate failed: Partition in DOWN state", "slurm-resources-unavailable"),
+    # Round 6 (issue 11): node loss as Ray, Kubernetes and srun say it; LSF's limits; Ray's dead workers.
+    (
+        "The node with node id: 5ad7fa5d and address: 10.1.2.3 and node name: 10.1.2.3 has been marked dead "
+        "because the detector has missed too many heartbeats from it.",
+        "ray-node-dead",
+    ),
+    ("Node gpu-07 status is now: NodeNotReady", "k8s-node-lost"),
+    ("PLEG is not healthy: pleg was last seen active 3m5.3s ago; threshold is 3m0s", "k8s-kubelet-unhealthy"),
+    ("srun: error: Aborting, step missing and io error on node 3", "slurm-step-io-lost"),
+    ("Pod was terminated in response to imminent node shutdown.", "node-reclaimed"),
+    ("TERM_PROCESSLIMIT: job killed after reaching LSF process limit.", "lsf-resource-limit"),
+    ("ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.", "ray-worker-died"),
 ]
 
 # Lines that look close to a failure and are not one.
