@@ -7,7 +7,8 @@ raylet's worker-died error, python/ray/exceptions.py); kubernetes/kubernetes (th
 node lifecycle controller's events and NodeStatusUnknown condition,
 MarkPodsNotReady, podgc's DisruptionTarget, the kubelet's PLEG and runtime checks,
 the graceful node shutdown manager); SchedMD/slurm src/api/step_launch.c and
-src/srun/allocate.c, slurm_errno.c's controller errors as srun prints them; IBM
+src/srun/allocate.c, slurm_errno.c's controller errors as srun prints them,
+src/slurmctld/job_mgr.c and node_mgr.c; torch/distributed/elastic/timer; IBM
 Spectrum LSF's termination reasons (bacct / bhist); PyTorch ProcessGroupNCCL's
 flight-recorder INFO line.
 """
@@ -289,6 +290,43 @@ DECIDED = [
         [],
         "lsf-resource-limit",
     ),
+    # slurmctld's own log deciding a node's fate (job_mgr.c, node_mgr.c).
+    (
+        "[2024-06-01T10:00:00.123] requeue job JobId=4242 due to failure of node cn12",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        True,
+        ["cn12"],
+        "slurm-node-failure",
+    ),
+    (
+        "[2024-06-01T10:00:00.123] validate_node_specs: Node cn12 unexpectedly rebooted boot_time=1717236000 "
+        "last response=1717235000",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        True,
+        [],
+        "slurm-health-check",
+    ),
+    (
+        "[2024-06-01T10:00:00.123] error: Setting node cn12 state to INVAL with reason:Low RealMemory (reported:"
+        "515000 < 100.00% of configured:1031000)",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        True,
+        [],
+        "slurm-health-check",
+    ),
+    # torchelastic's expiration timer killing a worker stuck in a guarded scope.
+    (
+        "INFO:torch.distributed.elastic.timer.file_based_local_timer:Reaping worker_pid=[4211]. Expired timers: "
+        "['train_step']",
+        C.HANG,
+        L.AMBIGUOUS,
+        False,
+        [],
+        "elastic-timer-expired",
+    ),
     # The flight recorder's INFO line once a timeout's dump is written.
     (
         "[rank3]:[I1104 10:02:11.000000 ProcessGroupNCCL.cpp:1440] [PG ID 0 PG GUID 0(default_pg) Rank 3] Finished "
@@ -334,6 +372,9 @@ BENIGN = [
     # srun waiting on a busy controller (allocate.c's retry message) and its INFO lines.
     "srun: Slurm controller not responding, sleeping and retrying.",
     "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
+    # slurmctld hearing from a node again, and the timer server's healthy lines.
+    "[2024-06-01T10:05:00.000] Node cn12 now responding",
+    "INFO:torch.distributed.elastic.timer.local_timer:Successfully reaped worker=[7]",
     # LSF's report of a job that ended well.
     "Successfully completed.",
     # Checkpoint loaders saying they start fresh: Megatron's print_rank_0 and DeepSpeed's warning.

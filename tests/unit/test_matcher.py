@@ -355,6 +355,10 @@ FAILURES = [
     ("srun: error: Aborting, step missing and io error on node 3", "slurm-step-io-lost"),
     ("Pod was terminated in response to imminent node shutdown.", "node-reclaimed"),
     ("TERM_PROCESSLIMIT: job killed after reaching LSF process limit.", "lsf-resource-limit"),
+    (
+        "INFO:torch.distributed.elastic.timer.local_timer:Reaping worker_id=[7]. Expired timers: ['train_step']",
+        "elastic-timer-expired",
+    ),
     ("ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.", "ray-worker-died"),
 ]
 
