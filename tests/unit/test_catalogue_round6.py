@@ -10,7 +10,7 @@ the graceful node shutdown manager); SchedMD/slurm src/api/step_launch.c and
 src/srun/allocate.c, slurm_errno.c's controller errors as srun prints them,
 src/slurmctld/job_mgr.c and node_mgr.c; torch/distributed/elastic/timer; IBM
 Spectrum LSF's termination reasons (bacct / bhist); PyTorch ProcessGroupNCCL's
-flight-recorder INFO line.
+flight-recorder INFO line; NVIDIA/Megatron-LM megatron/training/checkpointing.py.
 """
 
 import pytest
@@ -326,6 +326,51 @@ DECIDED = [
         False,
         [],
         "elastic-timer-expired",
+    ),
+    # Megatron-LM refusing a checkpoint, then sys.exit() with no exception (checkpointing.py).
+    (
+        "Unable to load rng state from checkpoint /ckpt/iter_0002000/mp_rank_00/model_optim_rng.pt. Specify "
+        "--no-load-rng or --finetune to prevent attempting to load the rng state, exiting ...",
+        C.APP_ERROR,
+        L.APPLICATION,
+        False,
+        [],
+        "megatron-checkpoint-load",
+    ),
+    (
+        "Invalid checkpoint version 0.5.",
+        C.APP_ERROR,
+        L.APPLICATION,
+        False,
+        [],
+        "megatron-checkpoint-load",
+    ),
+    (
+        ">> '--exit-on-missing-checkpoint' is set but no checkpoint was found under load directory '/ckpt' "
+        "(missing metadata/tracker file '/ckpt/latest_checkpointed_iteration.txt'). Exiting with a non-zero status. <<",
+        C.APP_ERROR,
+        L.APPLICATION,
+        False,
+        [],
+        "megatron-checkpoint-load",
+    ),
+    # Its legacy loader printing torch.load's exception without its class on the next line:
+    # that line decides where it carries the evidence (a truncated file), else the layer stays open.
+    (
+        "could not load the checkpoint\nPytorchStreamReader failed reading zip archive: failed finding central directory",
+        C.STORAGE,
+        L.STORAGE,
+        False,
+        [],
+        "write-failed",
+    ),
+    (
+        "could not load the checkpoint\nInvalid magic number; corrupt file?",
+        C.APP_ERROR,
+        L.AMBIGUOUS,
+        False,
+        [],
+        "checkpoint-load-failed",
     ),
     # The flight recorder's INFO line once a timeout's dump is written.
     (

@@ -356,6 +356,12 @@ FAILURES = [
     ("Pod was terminated in response to imminent node shutdown.", "node-reclaimed"),
     ("TERM_PROCESSLIMIT: job killed after reaching LSF process limit.", "lsf-resource-limit"),
     (
+        "Unable to load optimizer from checkpoint /ckpt/iter_0002000. Specify --no-load-optim or --finetune to "
+        "prevent attempting to load the optimizer state, exiting ...",
+        "megatron-checkpoint-load",
+    ),
+    ("could not load the checkpoint", "checkpoint-load-failed"),
+    (
         "INFO:torch.distributed.elastic.timer.local_timer:Reaping worker_id=[7]. Expired timers: ['train_step']",
         "elastic-timer-expired",
     ),
