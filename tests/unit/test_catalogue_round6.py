@@ -8,7 +8,8 @@ node lifecycle controller's events and NodeStatusUnknown condition,
 MarkPodsNotReady, podgc's DisruptionTarget, the kubelet's PLEG and runtime checks,
 the graceful node shutdown manager); SchedMD/slurm src/api/step_launch.c and
 src/srun/allocate.c, slurm_errno.c's controller errors as srun prints them,
-src/slurmctld/job_mgr.c and node_mgr.c; torch/distributed/elastic/timer; IBM
+src/slurmctld/job_mgr.c and node_mgr.c; adaptivecomputing/torque src/resmom/mom_main.c;
+torch/distributed/elastic/timer; IBM
 Spectrum LSF's termination reasons (bacct / bhist); PyTorch ProcessGroupNCCL's
 flight-recorder INFO line; NVIDIA/Megatron-LM megatron/training/checkpointing.py.
 """
@@ -290,6 +291,25 @@ DECIDED = [
         [],
         "lsf-resource-limit",
     ),
+    # Torque's mother superior losing a sister MOM (mom_main.c), the sister named.
+    (
+        "=>> PBS: job killed: node 18 (n314) requested job terminate, 'EOF' (code 1099) - received SISTER_EOF "
+        "attempting to communicate with sister MOM's",
+        C.NODE_FAILURE,
+        L.AMBIGUOUS,
+        True,
+        ["n314"],
+        "pbs-sister-lost",
+    ),
+    (
+        "=>> PBS: job killed: node 2 (cn07) requested job terminate, 'EOF' (code 1098) - internal or network "
+        "failure attempting to communicate with sister MOM's",
+        C.NODE_FAILURE,
+        L.AMBIGUOUS,
+        True,
+        ["cn07"],
+        "pbs-sister-lost",
+    ),
     # slurmctld's own log deciding a node's fate (job_mgr.c, node_mgr.c).
     (
         "[2024-06-01T10:00:00.123] requeue job JobId=4242 due to failure of node cn12",
@@ -420,6 +440,8 @@ BENIGN = [
     # slurmctld hearing from a node again, and the timer server's healthy lines.
     "[2024-06-01T10:05:00.000] Node cn12 now responding",
     "INFO:torch.distributed.elastic.timer.local_timer:Successfully reaped worker=[7]",
+    # Torque's sister that had finished killing its part: not a lost node.
+    "=>> PBS: job killed: node 1 (cn02) requested job terminate, 'killdone' (1)",
     # LSF's report of a job that ended well.
     "Successfully completed.",
     # Checkpoint loaders saying they start fresh: Megatron's print_rank_0 and DeepSpeed's warning.

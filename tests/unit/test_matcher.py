@@ -353,6 +353,11 @@ FAILURES = [
     ("Node gpu-07 status is now: NodeNotReady", "k8s-node-lost"),
     ("PLEG is not healthy: pleg was last seen active 3m5.3s ago; threshold is 3m0s", "k8s-kubelet-unhealthy"),
     ("srun: error: Aborting, step missing and io error on node 3", "slurm-step-io-lost"),
+    (
+        "=>> PBS: job killed: node 18 (n314) requested job terminate, 'EOF' (code 1099) - received SISTER_EOF "
+        "attempting to communicate with sister MOM's",
+        "pbs-sister-lost",
+    ),
     ("Pod was terminated in response to imminent node shutdown.", "node-reclaimed"),
     ("TERM_PROCESSLIMIT: job killed after reaching LSF process limit.", "lsf-resource-limit"),
     (
