@@ -337,6 +337,33 @@ DECIDED = [
         [],
         "slurm-health-check",
     ),
+    # The node's prolog failing, as slurmctld and slurmd log it (node_mgr.c, job_mgr.c, req.c).
+    (
+        "[2024-06-01T10:00:00.123] error: validate_node_specs: Prolog or job env setup failure on node cn12, "
+        "draining the node",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        True,
+        ["cn12"],
+        "slurm-prolog-failure",
+    ),
+    (
+        "[2024-06-01T10:00:00.123] error: Prolog launch failure, JobId=4242",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        True,
+        [],
+        "slurm-prolog-failure",
+    ),
+    (
+        "[2024-06-01T10:00:00.123] error: Waiting for JobId=4242 REQUEST_LAUNCH_PROLOG notification failed, "
+        "giving up after 20 sec",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        True,
+        [],
+        "slurm-prolog-failure",
+    ),
     # torchelastic's expiration timer killing a worker stuck in a guarded scope.
     (
         "INFO:torch.distributed.elastic.timer.file_based_local_timer:Reaping worker_pid=[4211]. Expired timers: "
@@ -440,6 +467,9 @@ BENIGN = [
     # slurmctld hearing from a node again, and the timer server's healthy lines.
     "[2024-06-01T10:05:00.000] Node cn12 now responding",
     "INFO:torch.distributed.elastic.timer.local_timer:Successfully reaped worker=[7]",
+    # The controller's own prolog (PrologSlurmctld), and slurmd's timing of a healthy prolog.
+    "[2024-06-01T10:00:00.123] error: prolog_slurmctld JobId=4242 failed due to timing out",
+    "[2024-06-01T10:00:00.123] prolog for JobId=4242 ran for 12 seconds",
     # Torque's sister that had finished killing its part: not a lost node.
     "=>> PBS: job killed: node 1 (cn02) requested job terminate, 'killdone' (1)",
     # LSF's report of a job that ended well.
