@@ -68,6 +68,17 @@ DECIDED = [
         [],
         "node-reclaimed",
     ),
+    # The node's raylet gone (the dashboard agent's parent check): the node, its cause left open.
+    (
+        "(raylet) Raylet is terminated. Termination is unexpected. Possible reasons include: (1) SIGKILL by the user "
+        "or system OOM killer, (2) Invalid memory access from Raylet causing SIGSEGV or SIGBUS, (3) Other termination "
+        "signals. Last 20 lines of the Raylet logs:",
+        C.NODE_FAILURE,
+        L.AMBIGUOUS,
+        True,
+        [],
+        "ray-raylet-died",
+    ),
     # A worker process died with no node death and no memory monitor kill: the raylet's error.
     (
         "(raylet) A worker died or was killed while executing a task by an unexpected system error. To troubleshoot "
@@ -459,6 +470,7 @@ BENIGN = [
     "  Ready   True   ...   KubeletReady   kubelet is posting ready status",
     # A node stopped on purpose (Ray's EXPECTED_TERMINATION), and Ray's own healthy output.
     "\tthe actor's node was terminated expectedly: received SIGTERM",
+    "Raylet is terminated. Termination is graceful.",
     "2024-03-02 12:50:00,172\tINFO worker.py:1673 -- Started a local Ray instance.",
     "(WorkerDict pid=150008) step 120 | loss 1.734 | lr 3.0e-4",
     # srun waiting on a busy controller (allocate.c's retry message) and its INFO lines.

@@ -350,6 +350,10 @@ FAILURES = [
         "because the detector has missed too many heartbeats from it.",
         "ray-node-dead",
     ),
+    (
+        "(raylet) Raylet is terminated. Termination is unexpected. Possible reasons include: (1) SIGKILL",
+        "ray-raylet-died",
+    ),
     ("Node gpu-07 status is now: NodeNotReady", "k8s-node-lost"),
     ("PLEG is not healthy: pleg was last seen active 3m5.3s ago; threshold is 3m0s", "k8s-kubelet-unhealthy"),
     ("srun: error: Aborting, step missing and io error on node 3", "slurm-step-io-lost"),
