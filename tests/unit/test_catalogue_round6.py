@@ -6,7 +6,7 @@ made-up hosts, ids, numbers and paths: ray-project/ray (gcs_node_manager.cc's
 raylet's worker-died error, python/ray/exceptions.py); kubernetes/kubernetes (the
 node lifecycle controller's events and NodeStatusUnknown condition,
 MarkPodsNotReady, podgc's DisruptionTarget, the kubelet's PLEG and runtime checks,
-the graceful node shutdown manager); SchedMD/slurm src/api/step_launch.c and
+the graceful node shutdown manager); NVIDIA/k8s-device-plugin internal/rm/health.go; SchedMD/slurm src/api/step_launch.c and
 src/srun/allocate.c, slurm_errno.c's controller errors as srun prints them,
 src/slurmctld/job_mgr.c and node_mgr.c; adaptivecomputing/torque src/resmom/mom_main.c;
 torch/distributed/elastic/timer; IBM
@@ -158,6 +158,24 @@ DECIDED = [
         True,
         [],
         "k8s-node-lost",
+    ),
+    # NVIDIA's device plugin marking a GPU unhealthy for a fatal Xid (health.go, both forms).
+    (
+        "I0601 10:00:00.000000       1 health.go:159] XidCriticalError: Xid=79 on Device=GPU-5a1f2c3d-0000-1111-2222-"
+        "333344445555; marking device as unhealthy.",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        True,
+        [],
+        "device-plugin-xid",
+    ),
+    (
+        "2024/06/01 10:00:00 XidCriticalError: Xid=48 on Device=GPU-5a1f2c3d, the device will go unhealthy.",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        True,
+        [],
+        "device-plugin-xid",
     ),
     # The kubelet's own checks: its node's software.
     (

@@ -354,6 +354,11 @@ FAILURES = [
         "(raylet) Raylet is terminated. Termination is unexpected. Possible reasons include: (1) SIGKILL",
         "ray-raylet-died",
     ),
+    (
+        "I0601 10:00:00.000000       1 health.go:159] XidCriticalError: Xid=79 on Device=GPU-5a1f2c3d; marking "
+        "device as unhealthy.",
+        "device-plugin-xid",
+    ),
     ("Node gpu-07 status is now: NodeNotReady", "k8s-node-lost"),
     ("PLEG is not healthy: pleg was last seen active 3m5.3s ago; threshold is 3m0s", "k8s-kubelet-unhealthy"),
     ("srun: error: Aborting, step missing and io error on node 3", "slurm-step-io-lost"),
