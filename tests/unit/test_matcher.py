@@ -344,6 +344,42 @@ FAILURES = [
         "slurm-policy-limit",
     ),
     ("salloc: error: Job submit/allocate failed: Partition in DOWN state", "slurm-resources-unavailable"),
+    # Round 6 (issue 11): node loss as Ray, Kubernetes and srun say it; LSF's limits; Ray's dead workers.
+    (
+        "The node with node id: 5ad7fa5d and address: 10.1.2.3 and node name: 10.1.2.3 has been marked dead "
+        "because the detector has missed too many heartbeats from it.",
+        "ray-node-dead",
+    ),
+    (
+        "(raylet) Raylet is terminated. Termination is unexpected. Possible reasons include: (1) SIGKILL",
+        "ray-raylet-died",
+    ),
+    (
+        "I0601 10:00:00.000000       1 health.go:159] XidCriticalError: Xid=79 on Device=GPU-5a1f2c3d; marking "
+        "device as unhealthy.",
+        "device-plugin-xid",
+    ),
+    ("Node gpu-07 status is now: NodeNotReady", "k8s-node-lost"),
+    ("PLEG is not healthy: pleg was last seen active 3m5.3s ago; threshold is 3m0s", "k8s-kubelet-unhealthy"),
+    ("srun: error: Aborting, step missing and io error on node 3", "slurm-step-io-lost"),
+    (
+        "=>> PBS: job killed: node 18 (n314) requested job terminate, 'EOF' (code 1099) - received SISTER_EOF "
+        "attempting to communicate with sister MOM's",
+        "pbs-sister-lost",
+    ),
+    ("Pod was terminated in response to imminent node shutdown.", "node-reclaimed"),
+    ("TERM_PROCESSLIMIT: job killed after reaching LSF process limit.", "lsf-resource-limit"),
+    (
+        "Unable to load optimizer from checkpoint /ckpt/iter_0002000. Specify --no-load-optim or --finetune to "
+        "prevent attempting to load the optimizer state, exiting ...",
+        "megatron-checkpoint-load",
+    ),
+    ("could not load the checkpoint", "checkpoint-load-failed"),
+    (
+        "INFO:torch.distributed.elastic.timer.local_timer:Reaping worker_id=[7]. Expired timers: ['train_step']",
+        "elastic-timer-expired",
+    ),
+    ("ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.", "ray-worker-died"),
 ]
 
 # Lines that look close to a failure and are not one.
