@@ -182,7 +182,7 @@ class Detector:
                 try:
                     watch.stopped = await self._stopped.stopped(job.job_id, job.nodes)
                 except Exception as exc:  # one job's probe must not stop the poll for the others
-                    self._job_error(job, watch, exc)
+                    await asyncio.to_thread(self._job_error, job, watch, exc)  # an audit row: off the loop
             if found and isinstance(watch.enrolment, Enrolment):
                 outbox.append((job, watch.enrolment, found))
                 detections += found

@@ -22,6 +22,7 @@ The timeout runs from the `held` row, or from when the watchdog first saw the
 hold if that is earlier or the row is missing.
 """
 
+import asyncio
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -68,7 +69,9 @@ class Watchdog:
         Scheduler errors are logged, not raised, and the release is tried again at
         the next poll: the watchdog must never stop the detection loop.
         """
-        self._read_audit()
+        # The audit trail off the event loop: in a storm it grows by thousands of rows a minute,
+        # and the detector's poll and its deliveries share this loop.
+        await asyncio.to_thread(self._read_audit)
         by_id = {job.job_id: job for job in jobs}
         timeout = self._config.watchdog.hold_timeout_s
         now = datetime.now(UTC)
@@ -131,25 +134,24 @@ class Watchdog:
             log.warning("watchdog: cannot release job %s of %s yet: %s", listed.job_id, incident.incident_id, exc)
             return False
         timeout = self._config.watchdog.hold_timeout_s
-        self._audit.record(
-            incident_event(
-                EventType.WATCHDOG_RELEASED,
-                incident_id=incident.incident_id,
-                cluster=self._config.cluster,
-                job_id=job.job_id,
-                attempt=incident.attempt,
-                action="release",
-                acted=True,
-                details=WatchdogReleasedDetails(
-                    held_for_s=round(held_for, 3),
-                    hold_timeout_s=timeout,
-                    restart_count=job.restart_count,
-                    excluded_nodes=job.excluded_nodes or [],
-                    reason=f"held {held_for:.0f} s without a decision (timeout {timeout:g} s): "
-                    "released unchanged to normal scheduling",
-                ),
-            )
+        event = incident_event(
+            EventType.WATCHDOG_RELEASED,
+            incident_id=incident.incident_id,
+            cluster=self._config.cluster,
+            job_id=job.job_id,
+            attempt=incident.attempt,
+            action="release",
+            acted=True,
+            details=WatchdogReleasedDetails(
+                held_for_s=round(held_for, 3),
+                hold_timeout_s=timeout,
+                restart_count=job.restart_count,
+                excluded_nodes=job.excluded_nodes or [],
+                reason=f"held {held_for:.0f} s without a decision (timeout {timeout:g} s): "
+                "released unchanged to normal scheduling",
+            ),
         )
+        await asyncio.to_thread(self._audit.record, event)
         log.warning("watchdog: released job %s, held %.0f s by %s", job.job_id, held_for, incident.incident_id)
         try:
             # Released, the job would still wait out the requeue back-off (cred_expire + 1 s).
