@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from respawn.audit.trail import AuditRow, AuditTrail, EventType
 from respawn.config.cluster import ClusterConfig, SchedulerAccess, load_config
 from respawn.sandbox.lab import Lab
 from respawn.sandbox.labconfig import SERVER_PORT, WRITE_TOKEN, write_lab_config
-from respawn.sandbox.polling import until
+from respawn.sandbox.polling import until, wait
 from respawn.sandbox.workload.faults import FaultKind, fired_at, inject
 from respawn.sandbox.workload.hostile import NODE as HOSTILE_NODE
 from respawn.sandbox.workload.hostile import Hostility, submit_hostile
@@ -60,6 +61,8 @@ class RespawnProcesses:
         self._procs: list[subprocess.Popen] = []
 
     def __enter__(self) -> "RespawnProcesses":
+        """Started, and the detector through its first poll: a job that ended before then would be
+        history to it, not news (`detector.catch_up_s`, 0 in the sandbox)."""
         commands = {role: [role, "--config", str(self._config)] for role in ("worker", "detector", "serve")}
         if self._controller:
             commands["controller"] = [
@@ -82,9 +85,31 @@ class RespawnProcesses:
                     env=os.environ | {"RESPAWN_TOKEN": WRITE_TOKEN},
                 )
             )
+        try:
+            self._wait_for_the_detector(self._procs[list(commands).index("detector")])
+        except BaseException:
+            self.__exit__()
+            raise
         return self
 
-    def __exit__(self, *exc) -> None:
+    def _wait_for_the_detector(self, detector: subprocess.Popen) -> None:
+        listen = load_config(self._config).telemetry.detector
+        if listen is None:
+            return  # no metrics to tell by: the caller waits on what it needs
+
+        def polled() -> bool:
+            if detector.poll() is not None:
+                raise RuntimeError(f"the detector exited {detector.returncode}: see respawn-detector.log")
+            try:
+                with urllib.request.urlopen(f"http://{listen.host}:{listen.port}/metrics", timeout=2) as reply:
+                    # Set at the end of each poll (respawn/detection/detector.py).
+                    return b"respawn_jobs_monitored{" in reply.read()
+            except OSError:
+                return False
+
+        wait(polled, 90, "the detector's first poll")
+
+    def __exit__(self, *exc: object) -> None:
         for proc in self._procs:
             proc.terminate()
         for proc in self._procs:

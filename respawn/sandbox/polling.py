@@ -22,3 +22,15 @@ async def until(probe: Callable[[], object], timeout: float, what: str, interval
             return last
         await asyncio.sleep(interval)
     raise Timeout(f"timed out after {timeout:.0f} s waiting for {what} (last: {last!r})")
+
+
+def wait(probe: Callable[[], object], timeout: float, what: str, interval: float = 0.2):
+    """`until` for code that has no event loop (a context manager's __enter__)."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = probe()
+        if last:
+            return last
+        time.sleep(interval)
+    raise Timeout(f"timed out after {timeout:.0f} s waiting for {what} (last: {last!r})")
