@@ -12,7 +12,7 @@ import yaml
 
 from respawn.audit.trail import AuditRow, AuditTrail, EventType
 from respawn.config.cluster import ClusterConfig, Environment, LogSettings, SchedulerAccess, load_config
-from respawn.sandbox.demo import RespawnProcesses
+from respawn.sandbox.demo import RespawnProcesses, wait_for_first_poll
 from respawn.sandbox.lab import Lab
 from respawn.sandbox.labconfig import lab_config
 from respawn.sandbox.polling import until
@@ -66,12 +66,15 @@ class RespawnProcess:
 
     def __init__(self, lab: Lab, config_path: Path, role: str) -> None:
         self._argv = [sys.executable, "-m", "respawn.surfaces.cli", role, "--config", str(config_path)]
+        self._role, self._config_path = role, config_path
         self._log = lab.log_dir / f"respawn-{config_path.stem}-{role}.log"
         self._proc: subprocess.Popen | None = None
 
     def start(self) -> "RespawnProcess":
         with open(self._log, "ab") as log:
             self._proc = subprocess.Popen(self._argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        if self._role == "detector":
+            wait_for_first_poll(self._config_path, self._proc)
         return self
 
     def kill(self) -> None:

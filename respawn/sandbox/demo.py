@@ -61,8 +61,7 @@ class RespawnProcesses:
         self._procs: list[subprocess.Popen] = []
 
     def __enter__(self) -> "RespawnProcesses":
-        """Started, and the detector through its first poll: a job that ended before then would be
-        history to it, not news (`detector.catch_up_s`, 0 in the sandbox)."""
+        """Started, and the detector through its first poll (`wait_for_first_poll`)."""
         commands = {role: [role, "--config", str(self._config)] for role in ("worker", "detector", "serve")}
         if self._controller:
             commands["controller"] = [
@@ -86,28 +85,11 @@ class RespawnProcesses:
                 )
             )
         try:
-            self._wait_for_the_detector(self._procs[list(commands).index("detector")])
+            wait_for_first_poll(self._config, self._procs[list(commands).index("detector")])
         except BaseException:
             self.__exit__()
             raise
         return self
-
-    def _wait_for_the_detector(self, detector: subprocess.Popen) -> None:
-        listen = load_config(self._config).telemetry.detector
-        if listen is None:
-            return  # no metrics to tell by: the caller waits on what it needs
-
-        def polled() -> bool:
-            if detector.poll() is not None:
-                raise RuntimeError(f"the detector exited {detector.returncode}: see respawn-detector.log")
-            try:
-                with urllib.request.urlopen(f"http://{listen.host}:{listen.port}/metrics", timeout=2) as reply:
-                    # Set at the end of each poll (respawn/detection/detector.py).
-                    return b"respawn_jobs_monitored{" in reply.read()
-            except OSError:
-                return False
-
-        wait(polled, 90, "the detector's first poll")
 
     def __exit__(self, *exc: object) -> None:
         for proc in self._procs:
@@ -117,6 +99,26 @@ class RespawnProcesses:
                 proc.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+def wait_for_first_poll(config_path: Path, detector: subprocess.Popen) -> None:
+    """Until the detector started from `config_path` has made its first poll (its metrics say so):
+    a job that ended before the detector started is history to it, not news (`detector.catch_up_s`,
+    0 in the sandbox). Without metrics configured there is nothing to tell by: no wait."""
+    listen = load_config(config_path).telemetry.detector
+    if listen is None:
+        return
+
+    def polled() -> bool:
+        if detector.poll() is not None:
+            raise RuntimeError(f"the detector exited {detector.returncode}: see its log")
+        try:
+            with urllib.request.urlopen(f"http://{listen.host}:{listen.port}/metrics", timeout=2) as reply:
+                return b"respawn_jobs_monitored{" in reply.read()  # set at the end of each poll
+        except OSError:
+            return False
+
+    wait(polled, 90, "the detector's first poll")
 
 
 async def _run(lab: Lab, config: ClusterConfig, fault: FaultKind, node: str, say, hostile: bool) -> dict:
