@@ -75,6 +75,10 @@ def request(port: int, method: str, path: str, headers: dict[str, str], *parts: 
             s.settimeout(linger)
             try:
                 closed = s.recv(1) == b""
+            except ConnectionResetError:
+                # Closed with the declared body unread in its receive buffer, the server's kernel
+                # resets the connection instead of a FIN (RFC 2525, 2.17): closed either way.
+                closed = True
             except TimeoutError:
                 closed = False
         return Answer(raw, closed)
