@@ -84,7 +84,7 @@ async def test_requests_without_a_token_or_the_scope_are_refused(api):
 
 async def test_xid_on_node2_yields_advice_that_the_reference_controller_applies(cluster, api):
     job_id = submit(
-        cluster.lab, nodes=3, steps=30, checkpoint_every=10, step_seconds=0.3, comment=ACTION, name="advisor"
+        cluster.lab, nodes=3, steps=20, checkpoint_every=10, step_seconds=0.3, comment=ACTION, name="advisor"
     )
     await cluster.wait_checkpoint(job_id)
     inject(cluster.lab, job_id, "node2", FaultKind.XID)

@@ -85,7 +85,7 @@ async def test_the_api_refuses_a_request_without_a_token(cluster):
 
 async def test_console_follows_an_xid_on_node2_to_the_job_resuming_without_it(cluster, page: Page):
     job_id = submit(
-        cluster.lab, nodes=3, steps=30, checkpoint_every=10, step_seconds=0.3, comment=ACTION, name="console-e2e"
+        cluster.lab, nodes=3, steps=20, checkpoint_every=10, step_seconds=0.3, comment=ACTION, name="console-e2e"
     )
     iid = await cluster.incident_of(job_id)
     XID.update(job_id=job_id, incident=iid)

@@ -25,7 +25,7 @@ def cluster(sandbox):
         yield Cluster(sandbox, config)
 
 
-def _submit(cluster: Cluster, comment: str, steps: int = 30) -> int:
+def _submit(cluster: Cluster, comment: str, steps: int = 20) -> int:
     return submit(cluster.lab, nodes=3, steps=steps, checkpoint_every=10, step_seconds=0.3, comment=comment, name="e2e")
 
 

@@ -21,7 +21,7 @@ async def test_xid_recovery_through_ssh(cluster):
     job_id = submit(
         cluster.lab,
         nodes=3,
-        steps=30,
+        steps=20,
         checkpoint_every=10,
         step_seconds=0.3,
         comment='{"respawn":{"environment":"demo","mode":"action"}}',
