@@ -1,0 +1,47 @@
+"""The worker's activities read and write on a thread pool of its own (temporal.blocking_threads),
+not asyncio's default of cpu_count + 4 threads: in a storm every incident's evidence queued
+behind others' reads (BENCHMARKS.md, "A failure storm")."""
+
+import asyncio
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from respawn.config.cluster import ClusterConfig
+from respawn.workers.worker import run_worker
+
+
+def _unused_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_the_workers_blocking_calls_run_on_its_own_pool_of_the_configured_size(tmp_path: Path):
+    config = ClusterConfig.model_validate(
+        {
+            "cluster": "pool",
+            "environments": {"demo": {"max_mode": "observe"}},
+            "logs": {"job_output": str(tmp_path / "slurm-{job_id}.out")},
+            "audit_db": str(tmp_path / "audit.db"),
+            "temporal": {"address": f"127.0.0.1:{_unused_port()}", "blocking_threads": 3},
+        }
+    )
+
+    def blocking() -> str:
+        time.sleep(0.2)
+        return threading.current_thread().name
+
+    async def worker_then_blocking_calls() -> list[str]:
+        # No Temporal there: the worker stops at its connection, its pool already in place.
+        with pytest.raises(RuntimeError):
+            await run_worker(config, stop=asyncio.Event())
+        return await asyncio.gather(*(asyncio.to_thread(blocking) for _ in range(8)))
+
+    # A loop of its own: the worker sets its loop's default executor, which the tests' shared loop must not get.
+    names = asyncio.run(worker_then_blocking_calls())
+    assert all(name.startswith("respawn-io") for name in names)
+    assert len(set(names)) == 3
