@@ -138,6 +138,11 @@ def _cascade(assessment: Assessment) -> bool:
     return attribution.failure_class in _CASCADES_BEFORE_RUNBOOKS and not attribution.nodes
 
 
+def _probes(inp: IncidentInput, assessment: Assessment) -> bool:
+    """Whether the incident asks the nodes before it waits: a cascade, with the wait and the probe on."""
+    return _cascade(assessment) and inp.cascade_wait_s > 0 and inp.probe_timeout_s > 0
+
+
 @workflow.defn(name="Incident")
 class IncidentWorkflow:
     def __init__(self) -> None:
@@ -248,9 +253,7 @@ class IncidentWorkflow:
             suspected_at = gathered.last_step
             if (
                 assessment.interruption.verdict is Verdict.SUSPECTED
-                and _cascade(assessment)
-                and inp.cascade_wait_s > 0
-                and inp.probe_timeout_s > 0
+                and _probes(inp, assessment)
                 and workflow.patched(_PROBE_SUSPECTED_CASCADE)
             ):
                 # The peer's death that such a line echoes is found now, not once Slurm notices
@@ -264,9 +267,7 @@ class IncidentWorkflow:
         attribution = assessment.attribution
         cascade = _cascade(assessment)
         if (
-            cascade
-            and inp.cascade_wait_s > 0
-            and inp.probe_timeout_s > 0
+            _probes(inp, assessment)
             and (probed is None or probed.verdict is not ProbeVerdict.SILENT)
             and workflow.patched(_PROBE_CASCADE)
         ):
