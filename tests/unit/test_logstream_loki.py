@@ -56,10 +56,12 @@ def test_a_stream_that_fills_a_shared_answer_is_asked_for_alone(backend: Backend
     backend.push_job(2, "quiet", 1 * S)
     follow = Follower(backend.stream(max_lines=50), [Selector.job(1), Selector.job(2)], backend.start())
     follow.poll()
+    assert follow.read[Selector.job(2)] == ["quiet"]
     follow.poll()
     queries = [r.param("query") for r in backend.queries()]
     assert queries[0] == '{job_id=~"1|2"}'
-    assert queries[1:3] == ['{job_id="2"}', '{job_id="1"}']  # the others together first, then the flood alone
+    assert queries[1] == '{job_id="2"}'  # the same poll: the quiet stream again, without the flood
+    assert queries[2:4] == ['{job_id="2"}', '{job_id="1"}']  # then the others together first, the flood alone
     assert all(int(r.param("limit") or 0) <= 5000 for r in backend.queries())
 
 

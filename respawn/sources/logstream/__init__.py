@@ -52,8 +52,9 @@ the cost of a poll does not grow with the number of jobs, and one job's stream
 cannot stall the others: VictoriaLogs bounds each stream in the query itself
 (`sort ... limit N partition by (job_id)`); Loki bounds only a whole query, so
 its limit is the streams' bounds summed, and a stream that took more than its
-share of a cut answer is behind. A stream behind or chatty is asked for on its
-own, after the shared requests, until it caught up; so the cost of a poll grows
+share of a cut answer is behind; the other streams of that answer are asked for
+again at once, in the same poll, without it. A stream behind or chatty is asked
+for on its own, after the shared requests, until it caught up; so the cost of a poll grows
 only with the number of streams that print faster than a poll takes, and is
 bounded by `requests_per_poll` and `poll_budget_s` (the rest rotate).
 
@@ -75,7 +76,7 @@ names are checked against a host name's characters).
 import hashlib
 import re
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -251,30 +252,38 @@ class LogStream:
             return {s: Poll([], c, Status.RATE_LIMITED, "backing off after a 429", wait) for s, c in cursors.items()}
         self._checked = {s: t for s, t in self._checked.items() if s in cursors}
         self._absent &= set(cursors)
-        groups = self._plan(cursors)
+        groups = deque(self._plan(cursors))
         self._turn += 1
         stopped: LogSourceError | None = None
-        for n, (kind, keys) in enumerate(groups):
+        n = -1
+        while groups:
+            kind, keys = groups.popleft()
+            n += 1
             group = {Selector(kind, k): cursors[Selector(kind, k)] for k in keys}
             if stopped is None and n >= self.bounds.requests_per_poll:
                 stopped = LogSourceError(Status.BEHIND, "not asked this poll: requests_per_poll reached")
             elif stopped is None and time.monotonic() - began > self.bounds.poll_budget_s:
                 stopped = LogSourceError(Status.BEHIND, "not asked this poll: poll_budget_s spent")
             if stopped is not None:
-                out.update(self._failed(group, stopped))
+                _merge(out, self._failed(group, stopped))
                 continue
             try:
-                out.update(self._poll_group(kind, group))
+                taken = {k: len(out[Selector(kind, k)].lines) for k in keys if Selector(kind, k) in out}
+                polled, quiet = self._poll_group(kind, group, taken)
+                _merge(out, polled)
+                if quiet:
+                    cursors = {**cursors, **{Selector(kind, k): polled[Selector(kind, k)].cursor for k in quiet}}
+                    groups.appendleft((kind, quiet))
             except _Oversized as exc:
                 self._scale = max(self._scale / 2, 1 / 1024)
-                out.update(self._failed(group, exc))
+                _merge(out, self._failed(group, exc))
             except _Stop as exc:
                 stopped = exc
-                out.update(self._failed(group, exc))
+                _merge(out, self._failed(group, exc))
             except LogSourceError as exc:
                 if exc.status is Status.RATE_LIMITED:
                     stopped = exc
-                out.update(self._failed(group, exc))
+                _merge(out, self._failed(group, exc))
         return out
 
     def range(self, selector: Selector, start_ns: int, end_ns: int, limit: int) -> Range:
@@ -309,7 +318,14 @@ class LogStream:
     def _per_stream(self) -> int:
         return max(1, int(self.bounds.max_lines * self._scale))
 
-    def _poll_group(self, kind: StreamKind, group: dict[Selector, Cursor]) -> dict[Selector, Poll]:
+    def _poll_group(
+        self, kind: StreamKind, group: dict[Selector, Cursor], taken: Mapping[str, int]
+    ) -> tuple[dict[Selector, Poll], list[str]]:
+        """One request for a group of streams (`taken`: lines each already delivered this poll),
+        and the streams to ask for again at once: a shared answer that other streams filled (Loki
+        bounds a whole answer) left the quiet ones complete only up to where it was cut; asked
+        again without the streams that filled it, one job's flood does not hold another job's
+        line back to the next poll."""
         end = self._clock_ns()
         # From the floor: lines that arrived late within the window; a stream apart from where it is.
         start = min(c.at_ns if self._apart(c) else c.floor_ns for c in group.values())
@@ -319,12 +335,21 @@ class LogStream:
         for selector, cursor in group.items():
             lines = answer.lines.get(selector.key, [])
             cut = answer.cut_at.get(selector.key)
-            out[selector] = self._advance(cursor, lines, end, cut, selector.key in answer.full)
+            room = self.bounds.max_lines - taken.get(selector.key, 0)
+            out[selector] = self._advance(cursor, lines, end, cut, selector.key in answer.full, room)
         self._report_missing(kind, out, end)
-        return out
+        quiet = []
+        for key in answer.cut_at if len(group) > 1 else ():
+            poll = out[Selector(kind, key)]
+            room_left = taken.get(key, 0) + len(poll.lines) < self.bounds.max_lines
+            if key not in answer.full and not poll.cursor.behind and room_left:
+                quiet.append(key)
+        return out, quiet
 
-    def _advance(self, cursor: Cursor, lines: Iterable[Line], end: int, cut_at: int | None, full: bool) -> Poll:
-        """The lines not delivered before, at most max_lines, and the cursor after them: complete
+    def _advance(
+        self, cursor: Cursor, lines: Iterable[Line], end: int, cut_at: int | None, full: bool, room: int
+    ) -> Poll:
+        """The lines not delivered before, at most `room`, and the cursor after them: complete
         up to `end`, or, when the answer was cut, up to `cut_at` (lines at it may remain)."""
         ordered = sorted(lines, key=lambda line: line.at_ns)  # servers may answer out of order
         seen = set(cursor.seen)
@@ -337,8 +362,8 @@ class LogStream:
             mark = (line.at_ns, _digest(line, repeats[(line.at_ns, line.text)]))
             if mark not in seen:
                 fresh.append((line, mark))
-        if len(fresh) > self.bounds.max_lines:
-            fresh = fresh[: self.bounds.max_lines]
+        if len(fresh) > room:
+            fresh = fresh[:room]
             cut_at, full = fresh[-1][0].at_ns, True
         delivered = [line for line, _ in fresh]
         seen.update(mark for _, mark in fresh)
@@ -470,6 +495,14 @@ class LogStream:
 
     def _existing(self, kind: StreamKind, keys: list[str], start_ns: int, end_ns: int) -> set[str]:
         raise NotImplementedError
+
+
+def _merge(out: dict[Selector, Poll], polled: Mapping[Selector, Poll]) -> None:
+    """A stream asked for again in the same poll keeps the lines its first answer delivered;
+    its cursor and status are the last answer's."""
+    for selector, poll in polled.items():
+        first = out.get(selector)
+        out[selector] = poll if first is None else replace(poll, lines=first.lines + poll.lines)
 
 
 def _rotate(items: list[tuple[StreamKind, list[str]]], turn: int) -> list[tuple[StreamKind, list[str]]]:

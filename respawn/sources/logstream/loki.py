@@ -19,7 +19,9 @@ a poll takes could fill the answer shared with other jobs. The limit is the
 streams' bounds summed (at most `max_entries_per_query`); an answer that hit it
 is complete up to its last time stamp for every stream in it (forward order),
 so no line is lost; the streams that took their share or more are behind, and
-asked for on their own from the next poll on, the others together.
+asked for on their own from the next poll on; the others are asked for again, together
+and without them, in the same poll (LogStream.poll), so a flood delays no other
+job's line.
 """
 
 import json
