@@ -35,6 +35,7 @@ def all_activities(services: Services) -> list[Callable[..., Any]]:
         scheduler.exclude_nodes,
         scheduler.release_job,
         scheduler.drain_nodes,
+        scheduler.mark_nodes_down,
         follow.await_next_attempt,
         follow.await_progress,
         audit.record_event,

@@ -16,6 +16,7 @@ from temporalio import activity
 
 from respawn.activities.errors import as_activity_error
 from respawn.scheduler.errors import SchedulerError
+from respawn.scheduler.slurm import NodeInfo
 from respawn.services import Services
 from respawn.wire.incident import Probed, ProbeRequest, ProbeVerdict
 
@@ -48,6 +49,11 @@ class ProbeActivities:
             unknown=unknown,
             seconds=round(time.monotonic() - began, 3),
         )
+
+
+async def silent(node: NodeInfo, timeout_s: float) -> bool:
+    """Whether `node`'s slurmd refuses or ignores a connection (a node Slurm lists no address for is not)."""
+    return await _answers(node.address, node.port, timeout_s) is False
 
 
 async def _answers(address: str | None, port: int | None, timeout_s: float) -> bool | None:

@@ -9,6 +9,7 @@ from temporalio.exceptions import ApplicationError
 
 from respawn.activities.audit import record
 from respawn.activities.errors import as_activity_error
+from respawn.activities.probe import silent
 from respawn.audit.details import SchedulerActDetails
 from respawn.audit.trail import EventType, incident_event
 from respawn.scheduler import actions
@@ -16,6 +17,12 @@ from respawn.scheduler.errors import SchedulerError
 from respawn.services import Services
 from respawn.surfaces import telemetry
 from respawn.wire.incident import ActionRequest, ActionResult
+
+
+# How long marking a node DOWN waits for the held job to let go of its nodes: the controller's
+# kill of the step on the dead node ends after MessageTimeout (10 s by default). The exclusion
+# retries with back-off after that, as without the wait.
+_REQUEUE_COMPLETES_S = 15.0
 
 
 class SchedulerActivities:
@@ -60,6 +67,29 @@ class SchedulerActivities:
             return ActionResult(done=bool(drained), detail=f"drained {','.join(drained) or 'none (already)'}")
 
         return await self._run(req, EventType.DRAINED, "drain", act, nodes=req.drain)
+
+    @activity.defn(name="mark_nodes_down")
+    async def mark_nodes_down(self, req: ActionRequest) -> ActionResult:
+        """Call DOWN the nodes whose slurmd was silent to the incident's probe and still is to a
+        second one, so the held job's requeue completes now, not after SlurmdTimeout."""
+
+        async def act() -> ActionResult:
+            timeout = self._s.config.detector.probe_timeout_s
+            marked, answered = await actions.mark_down(
+                self._s.slurm,
+                req.down,
+                f"respawn {req.incident_id}: slurmd silent to two probes",
+                lambda node: silent(node, timeout),
+            )
+            telemetry.MARKED_DOWN.inc(len(marked))  # a retry finds them DOWN and counts nothing
+            detail = f"marked down {','.join(marked) or 'none (already down or answering)'}"
+            if answered:
+                detail += f"; answered the second probe, left up: {','.join(answered)}"
+            if marked and not await actions.until_not_completing(self._s.slurm, req.job_id, _REQUEUE_COMPLETES_S):
+                detail += f"; the job still completing after {_REQUEUE_COMPLETES_S:g} s"
+            return ActionResult(done=bool(marked), detail=detail)
+
+        return await self._run(req, EventType.MARKED_DOWN, "mark_down", act, nodes=req.down)
 
     async def _run(
         self,

@@ -38,6 +38,7 @@ with workflow.unsafe.imports_passed_through():
     from respawn.audit.trail import EventType, incident_event
     from respawn.config.cluster import Mode
     from respawn.decision.decide import Decision
+    from respawn.decision.ledger import to_mark_down
     from respawn.decision.operator import operator_decision
     from respawn.detection.interruption import Verdict
     from respawn.wire.incident import (
@@ -128,6 +129,9 @@ _IN_JOB_RUNGS = "in-job-rungs"
 _PROBE_CASCADE = "probe-cascade"
 # Patch: a cascade still suspected probes before it waits for its confirmation (a silent node confirms it).
 _PROBE_SUSPECTED_CASCADE = "probe-suspected-cascade"
+# Patch: a node silent to the probe that the decision excludes is called DOWN after the hold,
+# so the requeue completes without waiting for Slurm's SlurmdTimeout.
+_MARK_SILENT_DOWN = "mark-silent-down"
 
 
 def _cascade(assessment: Assessment) -> bool:
@@ -316,6 +320,10 @@ class IncidentWorkflow:
             ),
         )
         nodes = assessment.nodes
+        # Respawn's own scheduler actions only: a rung in the job, or a controller, leaves the node to Slurm.
+        silent = probed.silent if probed is not None and inp.mark_silent_down else []
+        ours = inp.acting is Acting.RESPAWN and not decision.action.in_job
+        down = to_mark_down(silent, decision.exclude, nodes) if ours else []
         if nodes.systemic:
             await self._record(
                 EventType.SYSTEMIC, nodes=attribution.nodes, **common, details=SystemicDetails(reason=nodes.reason)
@@ -336,6 +344,7 @@ class IncidentWorkflow:
                 newly_excluded=decision.newly_excluded,
                 drain=nodes.drain,
                 drain_backed=nodes.drain_backed,
+                down=down,
                 systemic=nodes.systemic,
                 checkpoint_step=gathered.checkpoint_step,
                 mode=inp.mode.value,
@@ -373,7 +382,7 @@ class IncidentWorkflow:
                 acted=override.action not in (OverrideAction.DENY,),
                 details=OverrideDetails(who=override.who, reason=override.reason),
             )
-            drain = []  # an operator decides about nodes himself
+            drain = down = []  # an operator decides about nodes himself
             if override.action is OverrideAction.DENY:
                 result.acted, result.reason = False, f"denied by {override.who}: {override.reason}"
                 return await self._close(result, Phase.DENIED)
@@ -435,9 +444,13 @@ class IncidentWorkflow:
                 attempt=inp.attempt,
                 exclude=decision.exclude,
                 drain=drain,
+                down=down,
                 reason=decision.reason,
             )
             await workflow.execute_activity_method(SchedulerActivities.hold_job, request, **_ACTION)
+            if down and workflow.patched(_MARK_SILENT_DOWN):
+                # A held job on a dead node stays completing until Slurm calls the node DOWN.
+                await workflow.execute_activity_method(SchedulerActivities.mark_nodes_down, request, **_ACTION)
             await workflow.execute_activity_method(SchedulerActivities.exclude_nodes, request, **_ACTION)
             await workflow.execute_activity_method(SchedulerActivities.release_job, request, **_ACTION)
             if drain:

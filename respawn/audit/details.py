@@ -99,6 +99,7 @@ class DecidedDetails(EventDetails):
     newly_excluded: list[str] = Field(default_factory=list)
     drain: list[str] = Field(default_factory=list)
     drain_backed: list[str] = Field(default_factory=list)
+    down: list[str] = Field(default_factory=list)  # to be called DOWN: silent to Respawn's probe (ledger.to_mark_down)
     systemic: bool | None = None
     # The newest checkpoint when the attempt was interrupted: the checkpoint budget
     # compares it across attempts (activities/assessment.py, past_incidents).
@@ -137,7 +138,7 @@ class RungFailedDetails(EventDetails):
 
 
 class SchedulerActDetails(EventDetails):
-    """HELD, EXCLUDED, RELEASED, DRAINED: one action on the scheduler (activities/scheduler.py)."""
+    """HELD, EXCLUDED, RELEASED, DRAINED, MARKED_DOWN: one action on the scheduler (activities/scheduler.py)."""
 
     changed: bool | None = None  # False: it was so already (a retry, or a crash after the action)
     detail: str | None = None

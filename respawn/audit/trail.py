@@ -58,6 +58,7 @@ class EventType(StrEnum):
     INCIDENT_CLOSED = "incident_closed"
     OVERRIDE = "override"  # an operator's command, with who and why
     DRAINED = "drained"
+    MARKED_DOWN = "marked_down"  # a node whose slurmd was silent to two probes, called DOWN by Respawn
     SYSTEMIC = "systemic"  # the circuit breaker opened: too many nodes at once
     WATCHDOG_RELEASED = "watchdog_released"  # a hold that outlived its timeout, released unchanged
     ADVISED = "advised"  # advisor transport: advice published for the cluster's controller (respawn/advisor/advice.py)
@@ -87,6 +88,7 @@ DETAILS: dict[EventType, type[EventDetails]] = {
     EventType.INCIDENT_CLOSED: IncidentClosedDetails,
     EventType.OVERRIDE: OverrideDetails,
     EventType.DRAINED: SchedulerActDetails,
+    EventType.MARKED_DOWN: SchedulerActDetails,
     EventType.SYSTEMIC: SystemicDetails,
     EventType.WATCHDOG_RELEASED: WatchdogReleasedDetails,
     EventType.ADVISED: AdvisedDetails,

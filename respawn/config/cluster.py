@@ -429,6 +429,11 @@ class DetectorSettings(_Strict):
     # ... unless asking the nodes settles it: each node's slurmd is given this long to answer
     # a connection (activities/probe.py); 0 turns the probe off.
     probe_timeout_s: float = Field(default=2.0, ge=0, le=30)
+    # A node whose slurmd the probe found silent, and which the decision excludes, is called
+    # DOWN (scontrol update State=DOWN) once it is still silent to a second probe, in action
+    # mode: the held job's requeue completes at once instead of after SlurmdTimeout. False:
+    # wait for Slurm's own verdict.
+    mark_silent_down: bool = True
     # A failure-like line in an attempt that still runs is a suspicion: the incident
     # waits this long for the interruption to be confirmed (the attempt ends, stalls,
     # loses a node) before it closes as not interrupted (respawn/detection/interruption.py).

@@ -48,6 +48,16 @@ def judge_nodes(
     )
 
 
+def to_mark_down(silent: list[str], exclude: list[str], verdict: NodeVerdict) -> list[str]:
+    """The nodes Respawn calls DOWN itself instead of waiting for Slurm's SlurmdTimeout (seconds
+    in a sandbox, five minutes by default): its own probe found their slurmd silent (not a job's
+    text: node-level evidence), and the decision excludes them. Never while the circuit breaker
+    is open: many nodes at once is the fabric, or the worker's own network, not the nodes."""
+    if verdict.systemic:
+        return []
+    return sorted(set(silent) & set(exclude))
+
+
 class ArrayRecord(BaseModel):
     """A job array's tasks, as the audit trail knows them: how many the detector has seen,
     and how many failed with the incident's class within the systemic window (this one too)."""

@@ -588,6 +588,7 @@ async def _start_or_signal(
         reconcile_timeout_s=config.scheduler.reconcile_timeout_s,
         relaunch_timeout_s=config.detector.relaunch_timeout_s,
         probe_timeout_s=config.detector.probe_timeout_s,
+        mark_silent_down=config.detector.mark_silent_down,
     )
     try:
         await client.start_workflow(

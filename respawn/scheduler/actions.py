@@ -1,4 +1,4 @@
-"""The recovery actions on Slurm, written once: hold, exclude, release, drain, cancel.
+"""The recovery actions on Slurm, written once: hold, exclude, release, drain, mark down, cancel.
 
 Each reads the scheduler's state first and acts only when the desired state does
 not hold yet, so a retry after a crash, or a controller applying the same advice
@@ -7,17 +7,20 @@ and the reference controller (respawn/advisor/controller.py) both act through
 these; only what they record and how they report errors differ.
 """
 
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from respawn.scheduler.errors import JobCompleting, JobGone, JobNotPending, JobPending
-from respawn.scheduler.slurm import JobInfo, Slurm
-from respawn.scheduler.states import ENDED, ENDED_AS_MEANT, REQUEUED_BY_SLURM
+from respawn.scheduler.slurm import JobInfo, NodeInfo, Slurm
+from respawn.scheduler.states import ENDED, ENDED_AS_MEANT, REQUEUED_BY_SLURM, NodeState
 
 # Pending for one of these reasons: held, so a release is due before it can start.
 HELD_REASONS = frozenset({"jobhelduser", "jobheldadmin"})
 # Ended for good: a stopped job in one of these is already where it should be.
 _STAYS_ENDED = ENDED - REQUEUED_BY_SLURM
-_DRAIN_REASON = 200  # characters of a drain reason kept: Slurm shows it in every `sinfo -R`
+_NODE_REASON = 200  # characters of a drain or down reason kept: Slurm shows it in every `sinfo -R`
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,9 +86,42 @@ async def drain(slurm: Slurm, nodes: list[str], reason: str) -> list[str]:
         node = await slurm.node(name)
         if node.drained:
             continue
-        await slurm.drain(name, reason[:_DRAIN_REASON])
+        await slurm.drain(name, reason[:_NODE_REASON])
         drained.append(name)
     return drained
+
+
+async def mark_down(
+    slurm: Slurm, nodes: list[str], reason: str, silent: Callable[[NodeInfo], Awaitable[bool]]
+) -> tuple[list[str], list[str]]:
+    """Call DOWN each node whose slurmd is still `silent` when asked once more; returns those
+    marked now and those that answered this time (left alone: a daemon restarting, a blip).
+    A node Slurm already calls DOWN is left as it is."""
+    marked, answered = [], []
+    for name in nodes:
+        node = await slurm.node(name)
+        if node.state is NodeState.DOWN:
+            continue
+        if not await silent(node):
+            answered.append(name)
+            continue
+        await slurm.mark_down(name, reason[:_NODE_REASON])
+        marked.append(name)
+    return marked, answered
+
+
+async def until_not_completing(slurm: Slurm, job_id: int, within_s: float, every_s: float = 0.25) -> bool:
+    """Whether the job let go of its nodes within `within_s`, read every `every_s`: after a node
+    is called DOWN, the held requeue completes once the controller's kill of the step is done
+    (on a dead node: MessageTimeout), and the exclusion can go on at once rather than at its
+    retry's back-off."""
+    deadline = time.monotonic() + within_s
+    while True:
+        if not (await slurm.job(job_id, exclusions=False)).completing:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        await asyncio.sleep(every_s)
 
 
 async def cancel(slurm: Slurm, job: JobInfo) -> Outcome:

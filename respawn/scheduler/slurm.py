@@ -276,6 +276,12 @@ class Slurm:
         update = ["scontrol", "update", f"NodeName={_node_name(node)}", "State=DRAIN", f"Reason={_reason(reason)}"]
         await self._run(update)
 
+    async def mark_down(self, node: str, reason: str) -> None:
+        """Call `node` DOWN now, as Slurm itself does once SlurmdTimeout passes without an answer:
+        its jobs end (a held requeue completes), and it stays out until an operator resumes it."""
+        update = ["scontrol", "update", f"NodeName={_node_name(node)}", "State=DOWN", f"Reason={_reason(reason)}"]
+        await self._run(update)
+
     async def resume(self, node: str) -> None:
         await self._run(["scontrol", "update", f"NodeName={_node_name(node)}", "State=RESUME"])
 
@@ -331,7 +337,7 @@ def _reason(reason: str) -> str:
     """One line of printable text: the reason is shown by sinfo and kept in the controller's state."""
     text = " ".join(_CONTROL_CHARS.sub(" ", reason).split())[:MAX_REASON]
     if not text:
-        raise ValueError("a drain needs a non-empty reason")
+        raise ValueError("a drain or a down needs a non-empty reason")
     return text
 
 

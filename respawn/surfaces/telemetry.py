@@ -76,6 +76,7 @@ RESTARTS_RESUMED = Counter(
 STOPS = Counter("respawn_stops_total", "Jobs Respawn stopped because retrying was futile")
 EXCLUSIONS = Counter("respawn_exclusions_total", "Nodes newly excluded from a job")
 DRAINS = Counter("respawn_drains_total", "Nodes drained")
+MARKED_DOWN = Counter("respawn_nodes_marked_down_total", "Nodes Respawn called DOWN: their slurmd silent to two probes")
 WATCHDOG_RELEASES = Counter(
     "respawn_watchdog_releases_total", "Held jobs the watchdog released unchanged after the hold timed out"
 )
@@ -113,6 +114,7 @@ ALL = (
     STOPS,
     EXCLUSIONS,
     DRAINS,
+    MARKED_DOWN,
     WATCHDOG_RELEASES,
     JOBS_MONITORED,
     DETECTOR_LAG,

@@ -81,6 +81,9 @@ class IncidentInput(BaseModel):
     relaunch_timeout_s: float = 60.0
     # A cascade (an error naming no culprit): how long each node's slurmd is given to answer a probe.
     probe_timeout_s: float = 2.0
+    # A node the probe found silent, and the decision excludes, is called DOWN by Respawn
+    # (detector.mark_silent_down). False for incidents started before it existed.
+    mark_silent_down: bool = False
 
     @model_validator(mode="before")
     @classmethod
@@ -227,6 +230,7 @@ class ActionRequest(BaseModel):
     attempt: int
     exclude: list[str] = Field(default_factory=list)
     drain: list[str] = Field(default_factory=list)
+    down: list[str] = Field(default_factory=list)  # nodes to call DOWN (silent to the probe; ledger.to_mark_down)
     reason: str = ""
 
 

@@ -153,3 +153,6 @@ async def test_node3_killed_is_excluded_and_the_job_completes_on_the_others(clus
     assert "node3" in job.excluded_nodes and "node3" not in job.nodes
     decided = next(r for r in cluster.events(job_id) if r.event_type is EventType.DECIDED)
     assert decided.nodes == ["node3"]
+    # Its slurmd silent to the probe and again to the second: called DOWN by Respawn, not after SlurmdTimeout.
+    [marked] = [r for r in cluster.events(job_id) if r.event_type is EventType.MARKED_DOWN]
+    assert marked.nodes == ["node3"] and marked.details["changed"] is True

@@ -3,7 +3,7 @@ busy cluster runs into, where Slurm is faster than Respawn."""
 
 from respawn.scheduler import actions
 from respawn.scheduler.errors import JobNotPending
-from respawn.scheduler.slurm import JobInfo
+from respawn.scheduler.slurm import JobInfo, NodeInfo
 
 
 class StartedMeanwhile:
@@ -28,3 +28,54 @@ async def test_a_job_slurm_started_before_its_start_time_was_moved_is_released_n
     outcome = await actions.release(slurm, 7)  # type: ignore[arg-type]
     assert slurm.calls == ["release", "start_now"]
     assert outcome.changed and "Slurm started it" in outcome.detail
+
+
+class Nodes:
+    """Nodes as Slurm lists them, and the DOWNs asked of it."""
+
+    def __init__(self, **states: str) -> None:
+        self.states = states
+        self.marked: list[tuple[str, str]] = []
+
+    async def node(self, name: str) -> NodeInfo:
+        return NodeInfo(name=name, state=self.states[name], address="10.0.0.1", port=6818)
+
+    async def mark_down(self, node: str, reason: str) -> None:
+        self.marked.append((node, reason))
+        self.states[node] = "down"
+
+
+async def test_a_node_still_silent_is_marked_down_once_one_answering_now_or_down_already_is_left_alone():
+    slurm = Nodes(n2="allocated", n3="allocated", n4="down")
+    asked: list[str] = []
+
+    async def silent(node: NodeInfo) -> bool:
+        asked.append(node.name)
+        return node.name != "n2"  # n2's slurmd answers the second probe: a restart, a blip
+
+    marked, answered = await actions.mark_down(slurm, ["n2", "n3", "n4"], "respawn i: silent", silent)  # type: ignore[arg-type]
+    assert (marked, answered) == (["n3"], ["n2"]) and asked == ["n2", "n3"]
+    assert slurm.marked == [("n3", "respawn i: silent")]
+    again = await actions.mark_down(slurm, ["n3"], "respawn i: silent", silent)  # type: ignore[arg-type]
+    assert again == ([], []) and len(slurm.marked) == 1  # a retry after a crash acts no more
+
+
+class Completing:
+    """A held job whose requeue completes after `reads` reads."""
+
+    def __init__(self, reads: int) -> None:
+        self.left, self.reads = reads, 0
+
+    async def job(self, job_id: int, exclusions: bool = True) -> JobInfo:
+        self.reads += 1
+        self.left -= 1
+        state = "COMPLETING" if self.left >= 0 else "PENDING"
+        return JobInfo(job_id=job_id, state=state, state_reason="JobHeldUser", restart_count=1)
+
+
+async def test_the_wait_after_a_down_ends_when_the_job_lets_go_and_gives_up_at_its_bound():
+    slurm = Completing(reads=2)
+    assert await actions.until_not_completing(slurm, 7, within_s=5, every_s=0.01)  # type: ignore[arg-type]
+    assert slurm.reads == 3
+    stuck = Completing(reads=10**6)
+    assert not await actions.until_not_completing(stuck, 7, within_s=0.05, every_s=0.01)  # type: ignore[arg-type]

@@ -92,6 +92,7 @@ TODAY: dict[EventType, dict] = {
         "newly_excluded": ["n2"],
         "drain": ["n2"],
         "drain_backed": ["n2"],
+        "down": ["n2"],
         "systemic": False,
         "checkpoint_step": 30,
         "mode": "action",
@@ -130,6 +131,7 @@ TODAY: dict[EventType, dict] = {
     EventType.EXCLUDED: {"changed": True, "detail": "excluded n2", "reason": "GPU fell off the bus"},
     EventType.RELEASED: {"changed": False, "detail": "already released", "reason": "GPU fell off the bus"},
     EventType.DRAINED: {"changed": True, "detail": "drained n2", "reason": "GPU fell off the bus"},
+    EventType.MARKED_DOWN: {"changed": True, "detail": "marked down n3", "reason": "node3 lost"},
     # activities/follow.py
     EventType.ATTEMPT_STARTED: {},
     EventType.RESUMED: {"step": 31, "resumed_from": 30, "line": "step 31/400 loss 1.2"},

@@ -1,5 +1,5 @@
 from respawn.config.cluster import Budgets
-from respawn.decision.ledger import NodeRecord, judge_nodes
+from respawn.decision.ledger import NodeRecord, NodeVerdict, judge_nodes, to_mark_down
 
 BUDGETS = Budgets(node_incidents_to_drain=3, systemic_node_share=0.25)
 CLUSTER = [f"n{i}" for i in range(1, 17)]
@@ -31,3 +31,10 @@ def test_many_nodes_at_once_is_systemic_and_isolates_nothing():
 def test_no_suspect_is_never_systemic():
     record = NodeRecord(in_systemic_window=set(CLUSTER))
     assert not judge_nodes([], backed=set(), record=record, budgets=BUDGETS, cluster_nodes=CLUSTER).systemic
+
+
+def test_a_node_silent_to_the_probe_is_marked_down_only_when_excluded_and_never_when_systemic():
+    assert to_mark_down(["n3"], ["n2", "n3"], NodeVerdict()) == ["n3"]
+    assert to_mark_down(["n3"], ["n2"], NodeVerdict()) == []  # silent, but the decision keeps it: Slurm decides
+    assert to_mark_down([], ["n3"], NodeVerdict()) == []  # excluded on a job's word or the kernel's: not silent
+    assert to_mark_down(["n3", "n4"], ["n3", "n4"], NodeVerdict(systemic=True)) == []

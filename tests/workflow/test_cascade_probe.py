@@ -6,6 +6,10 @@ from datetime import UTC, datetime
 
 from temporalio.api.enums.v1 import EventType as HistoryEvent
 
+from respawn.attribution.runbook import Action
+from respawn.config.cluster import Mode
+from respawn.decision.decide import Decision
+from respawn.decision.ledger import NodeVerdict
 from respawn.wire.incident import Detection, DetectionKind, Probed, ProbeVerdict
 from tests.workflow.test_incident_workflow import COMM, NODE, RESTART, Fakes, run_incident
 from tests.workflow.test_interruption import ENDED, RUNNING_CONFIRMED, SUSPECTED
@@ -84,3 +88,39 @@ async def test_a_suspected_cascade_whose_nodes_all_answer_waits_for_its_confirma
     assert result.failure_class == "comm_error"
     # Once while suspected, once confirmed: a node that died in between is still found.
     assert fakes.calls.count("probe_nodes") == 2
+
+
+# Patch "mark-silent-down": the decision excludes the node whose slurmd was silent to the probe.
+WITHOUT_N3 = Decision(action=Action.RESTART_EXCLUDING, exclude=["n3"], newly_excluded=["n3"], reason="n3 lost")
+SILENT_N3 = Probed(verdict=ProbeVerdict.SILENT, silent=["n3"], answered=["n1", "n2"])
+
+
+def _decided(fakes: Fakes):
+    return next(e for e in fakes.events if e.event_type.value == "decided")
+
+
+async def test_a_silent_node_the_decision_excludes_is_marked_down_between_the_hold_and_the_exclusion(env):
+    """A held job on a dead node stays completing until Slurm calls the node DOWN (SlurmdTimeout)."""
+    fakes = Fakes([COMM, NODE], WITHOUT_N3, probed=SILENT_N3)
+    result = await run_incident(env, fakes, cascade_wait_s=300, mark_silent_down=True)
+    assert result.excluded_nodes == ["n3"]
+    calls = fakes.calls
+    assert calls.index("record:decided") < calls.index("hold_job") < calls.index("mark_nodes_down")
+    assert calls.index("mark_nodes_down") < calls.index("exclude_nodes")
+    assert fakes.requests["mark_nodes_down"].down == ["n3"] and _decided(fakes).details["down"] == ["n3"]
+
+
+async def test_observe_mode_records_the_down_as_a_recommendation_and_does_nothing(env):
+    fakes = Fakes([COMM, NODE], WITHOUT_N3, probed=SILENT_N3)
+    await run_incident(env, fakes, mode=Mode.OBSERVE, cascade_wait_s=300, mark_silent_down=True)
+    assert "mark_nodes_down" not in fakes.calls and _decided(fakes).details["down"] == ["n3"]
+
+
+async def test_no_down_when_turned_off_when_the_node_is_kept_or_when_the_breaker_is_open(env):
+    for fakes, setting in (
+        (Fakes([COMM, NODE], WITHOUT_N3, probed=SILENT_N3), False),
+        (Fakes([COMM, NODE], RESTART, probed=SILENT_N3), True),  # the decision excludes n2, not n3
+        (Fakes([COMM, NODE], WITHOUT_N3, probed=SILENT_N3, nodes=NodeVerdict(systemic=True)), True),
+    ):
+        await run_incident(env, fakes, cascade_wait_s=300, mark_silent_down=setting)
+        assert "mark_nodes_down" not in fakes.calls and _decided(fakes).details["down"] == []

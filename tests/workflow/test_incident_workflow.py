@@ -137,6 +137,7 @@ class Fakes:
             action("exclude_nodes"),
             action("release_job"),
             action("drain_nodes"),
+            action("mark_nodes_down"),
             next_attempt,
             progress,
             probe,
@@ -178,6 +179,7 @@ async def run_incident(
     approval: Approval | None = None,
     operator=None,
     acting: Acting = Acting.RESPAWN,
+    mark_silent_down: bool = False,
 ) -> IncidentResult:
     queue = f"q-{uuid.uuid4()}"
     detection = Detection(kind=DetectionKind.LOG_LINE, at=datetime.now(UTC), job_id=5, attempt=0, line="Xid 79")
@@ -201,6 +203,7 @@ async def run_incident(
                 follow_timeout_s=60,
                 approval=approval,
                 acting=acting,
+                mark_silent_down=mark_silent_down,
             ),
             id=f"incident-c-5-0-{uuid.uuid4()}",
             task_queue=queue,

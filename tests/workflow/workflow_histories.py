@@ -71,6 +71,10 @@ CATALOGUE: dict[str, list[str]] = {
     "test_a_suspected_cascade_whose_nodes_all_answer_waits_for_its_confirmation_and_probes_again": [
         "suspected_cascade_probed_all_answered"
     ],
+    # ... (recorded with the patch "mark-silent-down")
+    "test_a_silent_node_the_decision_excludes_is_marked_down_between_the_hold_and_the_exclusion": [
+        "cascade_probed_silent_marked_down"
+    ],
 }
 
 
