@@ -150,6 +150,9 @@ async def test_a_killed_node_is_excluded_and_the_job_completes_on_the_others(clu
     assert node in job.excluded_nodes and node not in job.nodes
     decided = next(r for r in cluster.events(job_id) if r.event_type is EventType.DECIDED)
     assert decided.nodes == [node]
+    # 24.11's scontrol takes the same DOWN: Respawn called the silent node DOWN itself.
+    marked = [r for r in cluster.events(job_id) if r.event_type is EventType.MARKED_DOWN]
+    assert [r.nodes for r in marked] == [[node]]
 
 
 async def _unreachable(cluster: Cluster, node: str):
