@@ -29,8 +29,11 @@ from respawn.wire.taxonomy import CauseLayer, FailureClass
 # varied lines; RE2 then reports "no match" instead of failing loudly. 64 MiB per
 # set keeps the DFA in memory for any line the log reader lets through.
 _SET_MEMORY = 64 << 20
-_BLOCK = 128  # lines per block in `scan`: big enough to amortise, small enough to reread
-_BLOCK_CHARS = 16_384  # the same for `regions`, which cuts a text at newlines: about 128 lines
+# Lines per block in `scan`: few, so that a log dense with failure-looking lines (one in
+# a hundred) still reads most of its lines only in blocks; a whole text is first cut by
+# `regions`, in blocks of about 128 lines.
+_BLOCK = 16
+_BLOCK_CHARS = 16_384
 # Where str.splitlines cuts a line besides "\n" (and "\r\n"): a block that holds one is
 # cut into lines, as the attribution reads them, before its hits are believed.
 _OTHER_BREAKS = r"[\r\x0b\x0c\x1c-\x1e\x85\x{2028}\x{2029}]"
@@ -218,13 +221,12 @@ class Matcher:
         """The failure lines among `lines`, read as printed: (index, what `failure` says
         of the line without its rank tag), in order."""
         for start in range(0, len(lines), _BLOCK):
-            block = lines[start : start + _BLOCK]
-            if not self._may_fail("\n".join(block)):
+            if not self._may_fail("\n".join(lines[start : start + _BLOCK])):
                 continue
-            for offset, line in enumerate(block):
-                hit = self.failure(untagged(line))
+            for i in range(start, min(start + _BLOCK, len(lines))):
+                hit = self.failure(untagged(lines[i]))
                 if hit is not None:
-                    yield start + offset, hit
+                    yield i, hit
 
     def regions(self, text: str, lead: int) -> Iterator[str]:
         """The parts of `text` where `scan` may find a failure among its lines (as
