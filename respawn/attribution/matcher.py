@@ -8,8 +8,10 @@ second set, consulted only for a line that hit a failure pattern, since all
 they do is veto. A whole log goes faster still (`scan`): a third set scans blocks
 of lines joined by newlines, as printed, and only a block with a hit is read line
 by line. Its patterns let a rank tag (`[rank3]:`, `3: `) stand after each `^`, so
-no line has to be stripped of its tag before the blocks are scanned: most of a
-log's lines are never touched by Python code at all.
+no line has to be stripped of its tag before the blocks are scanned. A whole text
+(`regions`) is cut at newlines into blocks of about 16 KB first, and only the
+blocks with a hit are split into lines at all: most of a log's lines are never
+touched by Python code.
 
 RE2 runs in time linear in the line, whatever the patterns and the input: a
 user printing a 100 KB line cannot stall detection.
