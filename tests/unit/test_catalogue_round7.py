@@ -8,7 +8,8 @@ arch/x86/kernel/dumpstack.c and arch/arm64/kernel/traps.c); open-mpi/ompi
 communication with a remote daemon", opal/mca/btl/tcp/help-mpi-btl-tcp.txt [peer hung
 up]); horovod/horovod horovod/common/operations.cc SHUT_DOWN_ERROR; NVIDIA/nccl
 src/transport/net_ib/p2p.cc, src/proxy.cc, src/ras/ras.cc, src/transport/net_socket.cc and
-(before v2.4) src/bootstrap.cc; kubernetes/kubernetes pkg/controller/job/job_controller.go
+(before v2.4) src/bootstrap.cc; SchedMD/slurm src/common/slurm_errno.c (the refusals
+slurm_strerror gives sbatch, srun and salloc) and src/scrun/alloc.c; kubernetes/kubernetes pkg/controller/job/job_controller.go
 and pkg/kubelet/active_deadline.go, kubeflow's training operator.
 """
 
@@ -242,6 +243,66 @@ DECIDED = [
         [],
         "nccl-invalid-usage",
     ),
+    # slurm_errno.c's refusals as sbatch, srun and salloc print them: a wrong request, a refusal by policy,
+    # nodes held for maintenance; and scrun's ends of a container job.
+    *[
+        (
+            f"sbatch: error: Batch job submission failed: {text}",
+            C.SCHEDULER_LIMIT,
+            L.APPLICATION,
+            False,
+            [],
+            "slurm-step-config",
+        )
+        for text in (
+            "No partition specified or system default partition",
+            "Requested nodes not in this partition",
+            "Time limit specification required, but not provided",
+            "Duplicate generic resource (gres) specification",
+            "Multiple partition job request not supported when a partition is set in the association",
+        )
+    ],
+    (
+        "srun: error: Unable to create step for job 4242: Insufficient GRES available in allocation",
+        C.SCHEDULER_LIMIT,
+        L.APPLICATION,
+        False,
+        [],
+        "slurm-step-config",
+    ),
+    *[
+        (
+            f"salloc: error: Job submit/allocate failed: {text}",
+            C.SCHEDULER_LIMIT,
+            L.SCHEDULER,
+            False,
+            [],
+            "slurm-policy-limit",
+        )
+        for text in (
+            "User's group not permitted to use this partition",
+            "Access denied to requested reservation",
+            "Burst Buffer permission denied",
+            "Burst Buffer resource limit exceeded",
+        )
+    ],
+    (
+        "srun: error: Unable to allocate resources: Job can not start due to maintenance reservation.",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        False,
+        [],
+        "slurm-resources-unavailable",
+    ),
+    (
+        "scrun: error: Job killed due hitting max wall clock limit",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        False,
+        [],
+        "slurm-time-limit",
+    ),
+    ("scrun: error: Job killed due node failure", C.NODE_FAILURE, L.HARDWARE, False, [], "slurm-job-node-fail"),
     # Kubernetes' activeDeadlineSeconds: the Job controller's condition, the kubelet's, kubeflow's.
     (
         "  Warning  DeadlineExceeded  2m  job-controller  Job was active longer than specified deadline",
@@ -292,6 +353,9 @@ BENIGN = [
     # NCCL's INFO about a connect it retries, and the IB resiliency failing over (it recovers).
     "gpu-07:4100:4180 [3] NCCL INFO ncclOsSocketStartConnect: connect to 10.0.0.3<45678> returned Connection refused, "
     "retrying (1/34) after sleep for 100 msec",
+    # srun waiting for busy nodes (a retry), and Slurm's reservation and partition INFO.
+    "srun: Job 4242 step creation temporarily disabled, retrying (Requested nodes are busy)",
+    "srun: job 4242 queued and waiting for resources",
     # Kubernetes' other Job conditions and a deadline being set, not exceeded.
     "  Normal   Completed  1m  job-controller  Job completed",
     "I0501 10:00:00.000000       1 job_controller.go:512] Job has activeDeadlineSeconds configuration. Will sync this "
