@@ -1,9 +1,11 @@
 """How fast a whole job log is classified: the combined matcher against the naive loop.
 
-    python benchmarks/classify_throughput.py [--lines N] [--runs R] [--naive-lines M]
+    python benchmarks/classify_throughput.py [--lines N] [--runs R] [--naive-lines M] [--failure-every K]
 
 Generates a mixed log of N lines (default one million): mostly healthy progress
-lines, NCCL INFO lines and warnings, with a failure every ten thousand lines. On
+lines, NCCL INFO lines and warnings, with a failure every K lines (default ten
+thousand; a hundred makes a log dense with failures, where blocks are read line
+by line). On
 one core (the process is pinned to one CPU) it times, median of R runs:
 
 - classify: `classify_text` over the whole log, as `respawn classify` reads it;
@@ -58,11 +60,11 @@ FAILURES = [
 ]
 
 
-def make_log(n: int, seed: int = 7) -> list[str]:
+def make_log(n: int, seed: int = 7, failure_every: int = 10_000) -> list[str]:
     rnd = random.Random(seed)
     lines = []
     for i in range(n):
-        template = rnd.choice(FAILURES) if i % 10_000 == 9_999 else rnd.choice(HEALTHY)
+        template = rnd.choice(FAILURES) if i % failure_every == failure_every - 1 else rnd.choice(HEALTHY)
         lines.append(
             template.format(
                 i=i,
@@ -94,13 +96,14 @@ def main() -> int:
     parser.add_argument("--lines", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--naive-lines", type=int, default=20_000)
+    parser.add_argument("--failure-every", type=int, default=10_000)
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core, as promised
 
     catalogue = Catalogue.load()
     matcher = Matcher.from_catalogue(catalogue)
-    lines = make_log(args.lines)
+    lines = make_log(args.lines, failure_every=args.failure_every)
     text = "\n".join(lines)
     regexes = [re2.compile(r) for r in matcher.regexes]
     sample = lines[: args.naive_lines]

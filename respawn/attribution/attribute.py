@@ -39,12 +39,13 @@ from the exit code (process_crash's `exit-by-signal` pattern) before it gets her
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import re2
 
 from respawn.attribution.matcher import Hit, Matcher
 from respawn.attribution.runbook import Catalogue, NodeRule
-from respawn.sources.joblog import rank_tag
+from respawn.sources.joblog import rank_tag, untagged
 from respawn.wire.attribution import Attribution
 from respawn.wire.evidence import Evidence, LineSource, claims_trust
 from respawn.wire.taxonomy import CauseLayer, FailureClass
@@ -116,35 +117,39 @@ def classify_text(catalogue: Catalogue, matcher: Matcher, text: str) -> Attribut
     There is no job around it: no placement, no allocation, no history, and no
     sign the job failed, so text that matches nothing is benign. Classes whose
     node rule is `recurrence` blame no node, since one excerpt cannot show a
-    recurrence.
+    recurrence. A long text is read only in the regions where the matcher's
+    block scan finds a failure may be (with the lines a traceback frame looks
+    back over): its healthy stretches are never split into lines.
     """
-    texts = text.splitlines()
-    found = _read(matcher, texts, lambda i: _Line(texts[i], seq=i))
+    found: list[_Failure] = []
+    before = 0  # lines of the regions before: `seq` keeps the text's order
+    for region in matcher.regions(text, lead=_LOOK_BACK):
+        texts = region.splitlines()
+        found += _read(matcher, texts, partial(_excerpt_line, texts, before))
+        before += len(texts)
     if not found:
         return _benign()
     return _conclude(found, _Where(frozenset(), {}, {}, believe_any=True), recurrence_blames=False)
+
+
+def _excerpt_line(texts: Sequence[str], before: int, i: int) -> _Line:
+    return _Line(texts[i], seq=before + i)
 
 
 def _read(matcher: Matcher, texts: Sequence[str], line_at: Callable[[int], _Line]) -> list[_Failure]:
     """The failure lines among `texts`, with tracebacks read as blocks.
 
     `line_at(i)` tells where line i came from; it is only asked about the few
-    lines that matter, so a million healthy lines cost one RE2 scan per block.
+    lines that matter, so a million healthy lines cost one RE2 scan per block,
+    and no Python code of their own.
     """
-    untagged = [_untag(t) for t in texts]
     found: list[_Failure] = []
-    for i, hit in matcher.scan(untagged):
+    for i, hit in matcher.scan(texts):
         line = _tagged(line_at(i), texts[i])
-        if _in_frame(i, line, untagged, texts, line_at):
+        if _in_frame(i, line, texts, line_at):
             continue
         found.append(_Failure(hit, line, i))
     return found
-
-
-def _untag(text: str) -> str:
-    """The line without its rank tag (joblog.rank_tag: PyTorch's `[rank3]:`, `srun --label`'s `3: `)."""
-    _, end = rank_tag(text)
-    return text[end:]
 
 
 def _tagged(line: _Line, text: str) -> _Line:
@@ -155,12 +160,11 @@ def _tagged(line: _Line, text: str) -> _Line:
     return _Line(line.text, line.source, line.node, rank, line.seq)
 
 
-def _in_frame(
-    i: int, line: _Line, untagged: Sequence[str], texts: Sequence[str], line_at: Callable[[int], _Line]
-) -> bool:
+def _in_frame(i: int, line: _Line, texts: Sequence[str], line_at: Callable[[int], _Line]) -> bool:
     """Whether line i is part of a traceback frame: the `File "..."` header, or the
-    indented source line right under it in the same stream (same rank)."""
-    body = untagged[i]
+    indented source line right under it in the same stream (same rank). Tags off:
+    joblog.rank_tag's `[rank3]:` (PyTorch) or `3: ` (`srun --label`)."""
+    body = untagged(texts[i])
     if body.lstrip().startswith(_FRAME):
         return True
     if not body[:1].isspace():
@@ -169,7 +173,7 @@ def _in_frame(
     for j in range(i - 1, max(-1, i - _LOOK_BACK), -1):
         before = _tagged(line_at(j), texts[j])
         if (before.source, before.node, before.rank) == stream:
-            return untagged[j].lstrip().startswith(_FRAME)
+            return untagged(texts[j]).lstrip().startswith(_FRAME)
     return False
 
 

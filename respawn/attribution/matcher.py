@@ -5,8 +5,13 @@ the cost of a line that matches nothing: one scan by an RE2 set holding every
 failure pattern at once. Only the patterns the set reports are then run alone,
 to pick up their groups (host, Xid code, PCI bus id). Benign patterns sit in a
 second set, consulted only for a line that hit a failure pattern, since all
-they do is veto. A whole log goes faster still (`scan`): the set scans blocks of
-lines joined by newlines, and only a block with a hit is read line by line.
+they do is veto. A whole log goes faster still (`scan`): a third set scans blocks
+of lines joined by newlines, as printed, and only a block with a hit is read line
+by line. Its patterns let a rank tag (`[rank3]:`, `3: `) stand after each `^`, so
+no line has to be stripped of its tag before the blocks are scanned. A whole text
+(`regions`) is cut at newlines into blocks of about 16 KB first, and only the
+blocks with a hit are split into lines at all: most of a log's lines are never
+touched by Python code.
 
 RE2 runs in time linear in the line, whatever the patterns and the input: a
 user printing a 100 KB line cannot stall detection.
@@ -19,13 +24,22 @@ from types import MappingProxyType
 import re2
 
 from respawn.attribution.runbook import Catalogue, NodeRule, Onset, quiet_options
+from respawn.sources.joblog import RANK_TAG_RE2, untagged
 from respawn.wire.taxonomy import CauseLayer, FailureClass
 
 # The DFA a set builds over ~100 patterns can outgrow RE2's default 8 MiB on long,
 # varied lines; RE2 then reports "no match" instead of failing loudly. 64 MiB per
 # set keeps the DFA in memory for any line the log reader lets through.
 _SET_MEMORY = 64 << 20
-_BLOCK = 128  # lines per block in `scan`: big enough to amortise, small enough to reread
+# Lines per block in `scan`: few, so that a log dense with failure-looking lines (one in
+# a hundred) still reads most of its lines only in blocks; a whole text is first cut by
+# `regions`, in blocks of about 128 lines.
+_BLOCK = 16
+_BLOCK_CHARS = 16_384
+# Where str.splitlines cuts a line besides "\n" (and "\r\n"): a block that holds one is
+# cut into lines, as the attribution reads them, before its hits are believed.
+_OTHER_BREAKS = r"[\r\x0b\x0c\x1c-\x1e\x85\x{2028}\x{2029}]"
+_POSIX_CLASS = re2.compile(r"\[:\^?[a-z]+:\]")  # inside a character class: [[:^space:]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,29 +98,69 @@ def _xid(groups: Mapping[str, str]) -> int | None:
     return int(xid) if xid.isdigit() and len(xid) <= 9 else None
 
 
+def _search_set(regexes: Sequence[str]) -> re2.Set | None:
+    if not regexes:
+        return None
+    options = quiet_options()
+    options.max_mem = _SET_MEMORY
+    found = re2.Set.SearchSet(options)
+    for regex in regexes:
+        # Multi-line mode changes nothing within one line, and lets `^` and `$`
+        # still find a line's edges inside a block of lines.
+        found.Add(f"(?m){regex}")
+    found.Compile()
+    return found
+
+
+def _tag_tolerant(regex: str) -> str:
+    """`regex` with a rank tag allowed after each `^` that anchors it (not one that
+    negates a character class, nor an escaped one): where `regex` matches a line
+    stripped of its tag, this matches the line as printed. Elsewhere nothing of the
+    line's start counts: a tag ends in `:` or a space, a non-word character, like
+    the start of a line to `\\b`.
+    """
+    out: list[str] = []
+    i, in_class = 0, False
+    while i < len(regex):
+        c = regex[i]
+        end = i + 1
+        if c == "\\":
+            if regex.startswith("Q", i + 1):  # \Q...\E: literal text
+                closing = regex.find("\\E", i + 2)
+                end = len(regex) if closing < 0 else closing + 2
+            elif regex[i + 1 : i + 2] in ("p", "P", "x") and regex.startswith("{", i + 2):  # \p{^Greek}
+                end = regex.find("}", i + 2) + 1 or len(regex)
+            else:
+                end = i + 2
+        elif in_class:
+            posix = _POSIX_CLASS.match(regex, i)  # [:alpha:]
+            if posix is not None:
+                end = posix.end()
+            elif c == "]":
+                in_class = False
+        elif c == "[":
+            in_class = True
+            end += regex.startswith("^", end)  # [^...]
+            end += regex.startswith("]", end)  # []...] and [^]...]: a literal ]
+        elif c == "^":
+            out.append(f"(?:^{RANK_TAG_RE2}?)")
+            i = end
+            continue
+        out.append(regex[i:end])
+        i = end
+    return "".join(out)
+
+
 class _RuleSet:
     """Rules ordered by priority (highest first) behind one RE2 set."""
 
     def __init__(self, rules: Sequence[_Rule]) -> None:
         # sorted() is stable: equal priorities keep catalogue order.
         self.rules = sorted(rules, key=lambda r: -r.priority)
-        self._set: re2.Set | None = None
-        if self.rules:
-            options = quiet_options()
-            options.max_mem = _SET_MEMORY
-            self._set = re2.Set.SearchSet(options)
-            for rule in self.rules:
-                # Multi-line mode changes nothing within one line, and lets `^`
-                # and `$` still find a line's edges inside a block of lines.
-                self._set.Add(f"(?m){rule.regex}")
-            self._set.Compile()
+        self._set = _search_set([r.regex for r in self.rules])
 
     def candidates(self, line: str) -> list[int]:
-        """Indices of the rules whose regex occurs in `line`, best first.
-
-        Given several lines joined by newlines, it is a superset of the rules
-        that match one of them: the prefilter of a block.
-        """
+        """Indices of the rules whose regex occurs in `line`, best first."""
         if self._set is None:
             return []
         found = self._set.Match(line)
@@ -127,6 +181,12 @@ class Matcher:
     def __init__(self, rules: Sequence[_Rule]) -> None:
         self._failures = _RuleSet([r for r in rules if r.failure_class is not FailureClass.BENIGN])
         self._benign = _RuleSet([r for r in rules if r.failure_class is FailureClass.BENIGN])
+        # The prefilter of a block of lines as printed: given lines joined by
+        # newlines, a superset of the failure rules that match one of them untagged;
+        # and last, whether the block holds another line break.
+        tolerant = [_tag_tolerant(r.regex) for r in self._failures.rules]
+        self._blocks = _search_set([*tolerant, _OTHER_BREAKS]) if tolerant else None
+        self._other_break = len(tolerant)
 
     @classmethod
     def from_catalogue(cls, catalogue: Catalogue) -> "Matcher":
@@ -160,15 +220,57 @@ class Matcher:
         return sorted(hits, key=lambda h: -h.priority)
 
     def scan(self, lines: Sequence[str]) -> Iterator[tuple[int, Hit]]:
-        """The failure lines among `lines`: (index, what `failure` says), in order."""
+        """The failure lines among `lines`, read as printed: (index, what `failure` says
+        of the line without its rank tag), in order."""
         for start in range(0, len(lines), _BLOCK):
-            block = lines[start : start + _BLOCK]
-            if not self._failures.candidates("\n".join(block)):
+            if not self._may_fail("\n".join(lines[start : start + _BLOCK])):
                 continue
-            for offset, line in enumerate(block):
-                hit = self.failure(line)
+            for i in range(start, min(start + _BLOCK, len(lines))):
+                hit = self.failure(untagged(lines[i]))
                 if hit is not None:
-                    yield start + offset, hit
+                    yield i, hit
+
+    def regions(self, text: str, lead: int) -> Iterator[str]:
+        """The parts of `text` where `scan` may find a failure among its lines (as
+        str.splitlines cuts them), in order: each from the start of the line `lead`
+        lines before the first that may fail (for a reader that looks back), to a
+        line's end. Lines outside them are no failure; they are never split.
+        """
+        begin = end = 0  # the region being gathered, empty so far
+        at = 0
+        while at < len(text):
+            cut = text.find("\n", at + _BLOCK_CHARS)
+            stop = len(text) if cut < 0 else cut + 1
+            if self._block_may_fail(text[at:stop]):
+                first = at
+                for _ in range(lead):
+                    if first <= end:
+                        break
+                    first = text.rfind("\n", 0, first - 1) + 1
+                if first > end:  # not touching the region before: that one is complete
+                    if end > begin:
+                        yield text[begin:end]
+                    begin = first
+                end = stop
+            at = stop
+        if end > begin:
+            yield text[begin:end]
+
+    def _block_may_fail(self, block: str) -> bool:
+        """Whether a block of a text, cut at newlines, may hold a failure line."""
+        if self._blocks is None:
+            return False
+        found = self._blocks.Match(block)
+        if found and self._other_break in found:
+            return self._may_fail("\n".join(block.splitlines()))
+        return bool(found)
+
+    def _may_fail(self, lines: str) -> bool:
+        """Whether one of these lines, joined by newlines, may be a failure line once untagged."""
+        if self._blocks is None:
+            return False
+        found = self._blocks.Match(lines)
+        return bool(found) and any(i != self._other_break for i in found)
 
     def failure(self, line: str) -> Hit | None:
         """The failure `line` shows, if any: its highest-priority failure hit, unless a

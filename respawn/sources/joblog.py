@@ -251,6 +251,18 @@ def rank_of(line: str) -> int | None:
     return rank_tag(line)[0]
 
 
+def untagged(line: str) -> str:
+    """The line without its rank tag, as the runbooks' patterns read it."""
+    return line[rank_tag(line)[1] :]
+
+
+# Every tag rank_tag strips, as an RE2 fragment, for a scan that reads lines with
+# their tags on (attribution.matcher). A superset: any Unicode space, any decimal
+# digit (the unit tests check it against str.isspace and str.isdecimal).
+_TAG_DIGITS = rf"\p{{Nd}}{{1,{_RANK_DIGITS}}}"
+RANK_TAG_RE2 = rf"(?:[\s\p{{Z}}\x0b\x1c-\x1f\x85]*(?:\[rank{_TAG_DIGITS}\]:|{_TAG_DIGITS}: ))"
+
+
 def logged_at(line: str) -> datetime | None:
     """When a kernel-log line was written, from its syslog time stamp."""
     match = _SYSLOG_TIME.match(line)

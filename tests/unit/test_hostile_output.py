@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import pytest
 
 from respawn.activities.evidence import _during
-from respawn.attribution.attribute import _untag, classify_text
+from respawn.attribution.attribute import classify_text
 from respawn.config.cluster import ProgressSettings
 from respawn.detection.detector import Detector
 from respawn.detection.rhythm import DEFAULT_MAX_RANKS, Rhythm, Signal, SignalKind, read_signals
@@ -29,6 +29,7 @@ from respawn.sources.joblog import (
     read_lines,
     reads_any_file,
     tail_lines,
+    untagged,
 )
 from respawn.sources.progress import ProgressPatterns, ProgressReader, TimePattern
 from respawn.wire.evidence import claims_trust
@@ -169,8 +170,8 @@ def test_kilobytes_of_whitespace_cost_linear_time() -> None:
     assert not claims_trust(WHITESPACE + "[rank3]:" + WHITESPACE + "x respawn-detector:")
     assert finishes(lambda i: claims_trust(WHITESPACE + "x"), 10_000, 2.0) == 10_000
     assert finishes(lambda i: rank_of(WHITESPACE + "[rank"), 10_000, 2.0) == 10_000
-    assert finishes(lambda i: _untag(WHITESPACE + "12:x"), 10_000, 2.0) == 10_000
-    assert rank_of(WHITESPACE + "[rank12]: step 3") == 12 and _untag("  7: hi") == "hi"
+    assert finishes(lambda i: untagged(WHITESPACE + "12:x"), 10_000, 2.0) == 10_000
+    assert rank_of(WHITESPACE + "[rank12]: step 3") == 12 and untagged("  7: hi") == "hi"
 
 
 def test_kilobytes_of_whitespace_through_progress_patterns_cost_linear_time() -> None:

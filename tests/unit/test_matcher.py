@@ -362,6 +362,10 @@ FAILURES = [
     ("Node gpu-07 status is now: NodeNotReady", "k8s-node-lost"),
     ("PLEG is not healthy: pleg was last seen active 3m5.3s ago; threshold is 3m0s", "k8s-kubelet-unhealthy"),
     ("srun: error: Aborting, step missing and io error on node 3", "slurm-step-io-lost"),
+    # Round 7 (tests/unit/test_catalogue_round7.py has the rest of each family).
+    ("[ 55.1] BUG: kernel NULL pointer dereference, address: 0000000000000008", "kernel-oops"),
+    ("  Remote daemon: [[16919,0],3] on node cn127", "mpi-daemon-lost"),
+    ("An MPI communication peer process has unexpectedly disconnected.  This", "peer-runtime-lost"),
     (
         "=>> PBS: job killed: node 18 (n314) requested job terminate, 'EOF' (code 1099) - received SISTER_EOF "
         "attempting to communicate with sister MOM's",
