@@ -18,7 +18,6 @@ from respawn.services import Services
 from respawn.surfaces import telemetry
 from respawn.wire.incident import ActionRequest, ActionResult
 
-
 # How long marking a node DOWN waits for the held job to let go of its nodes: the controller's
 # kill of the step on the dead node ends after MessageTimeout (10 s by default). The exclusion
 # retries with back-off after that, as without the wait.
