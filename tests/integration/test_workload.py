@@ -162,6 +162,11 @@ FAULT_LINES = {
         r"a network error, NCCL version \S+$",
         r"^\[rank1\]: ncclRemoteError: ",
     ],
+    FaultKind.NCCL_ERROR: [
+        r"^\[rank1\]: torch\.distributed\.DistBackendError: NCCL error in: .*unhandled system error \(run with "
+        r"NCCL_DEBUG=INFO for details\), NCCL version \S+$",
+        r"^\[rank1\]: ncclSystemError: System call \(e\.g\. socket, malloc\) or external library call failed",
+    ],
     FaultKind.KEYERROR: [
         r"^\[rank1\]: Traceback \(most recent call last\):$",
         r"^\[rank1\]: KeyError: 'labels'$",

@@ -36,6 +36,9 @@ class FaultKind(StrEnum):
     XID = "xid"  # Xid 79, GPU fallen off the bus: kernel log + CUDA error in the job
     ECC = "ecc"  # uncorrectable ECC (Xid 48): kernel log + CUDA error in the job
     IB = "ib"  # InfiniBand port error: NCCL WARN lines + DistBackendError
+    # An NCCL error that names no culprit (ncclSystemError from a collective): the failure
+    # operators see most, whose cause the incident must find by asking the nodes.
+    NCCL_ERROR = "nccl_error"
     KEYERROR = "keyerror"  # an application bug: traceback ending in KeyError: 'labels'
     KILL_NODE = "kill_node"  # the node's slurmd and everything on it die
     HANG = "hang"  # SIGSTOP of the rank: no more progress, nothing printed

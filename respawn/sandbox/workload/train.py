@@ -164,6 +164,14 @@ def fail_like_production(kind: str) -> NoReturn:
             "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.\n"
             f"Last error:\n{completion}"
         )
+    if kind == "nccl_error":
+        # ProcessGroupNCCL's C10D_NCCL_CHECK: the call site, ncclGetErrorString(ncclSystemError)
+        # and NCCL's version, then the result's name and its description (nccl.h.in).
+        raise dist.DistBackendError(
+            "NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:3356, "
+            f"unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version {NCCL_VERSION}\n"
+            "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error."
+        )
     raise ValueError(f"unknown fault kind {kind!r}")
 
 
