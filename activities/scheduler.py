@@ -18,9 +18,8 @@ from respawn.services import Services
 from respawn.surfaces import telemetry
 from respawn.wire.incident import ActionRequest, ActionResult
 
-# How long marking a node DOWN waits for the held job to let go of its nodes: the controller's
-# kill of the step on the dead node ends after MessageTimeout (10 s by default). The exclusion
-# retries with back-off after that, as without the wait.
+# How long marking a node DOWN waits for the job to let go of its nodes (Slurm's own requeue
+# off a DOWN node completes within a second); the hold and exclusion go on after it either way.
 _REQUEUE_COMPLETES_S = 15.0
 
 
@@ -70,7 +69,8 @@ class SchedulerActivities:
     @activity.defn(name="mark_nodes_down")
     async def mark_nodes_down(self, req: ActionRequest) -> ActionResult:
         """Call DOWN the nodes whose slurmd was silent to the incident's probe and still is to a
-        second one, so the held job's requeue completes now, not after SlurmdTimeout."""
+        second one, before the hold: Slurm requeues the job off them at once (a job it may not
+        requeue it ends, as it would at SlurmdTimeout; Respawn could not requeue that one either)."""
 
         async def act() -> ActionResult:
             timeout = self._s.config.detector.probe_timeout_s

@@ -129,8 +129,9 @@ _IN_JOB_RUNGS = "in-job-rungs"
 _PROBE_CASCADE = "probe-cascade"
 # Patch: a cascade still suspected probes before it waits for its confirmation (a silent node confirms it).
 _PROBE_SUSPECTED_CASCADE = "probe-suspected-cascade"
-# Patch: a node silent to the probe that the decision excludes is called DOWN after the hold,
-# so the requeue completes without waiting for Slurm's SlurmdTimeout.
+# Patch: a node silent to the probe that the decision excludes is called DOWN before the hold:
+# Slurm requeues the job off it at once (the hold then holds that requeue), where a hold first
+# would wait for the dead node's answer (MessageTimeout) and the DOWN for SlurmdTimeout.
 _MARK_SILENT_DOWN = "mark-silent-down"
 
 
@@ -447,10 +448,9 @@ class IncidentWorkflow:
                 down=down,
                 reason=decision.reason,
             )
-            await workflow.execute_activity_method(SchedulerActivities.hold_job, request, **_ACTION)
             if down and workflow.patched(_MARK_SILENT_DOWN):
-                # A held job on a dead node stays completing until Slurm calls the node DOWN.
                 await workflow.execute_activity_method(SchedulerActivities.mark_nodes_down, request, **_ACTION)
+            await workflow.execute_activity_method(SchedulerActivities.hold_job, request, **_ACTION)
             await workflow.execute_activity_method(SchedulerActivities.exclude_nodes, request, **_ACTION)
             await workflow.execute_activity_method(SchedulerActivities.release_job, request, **_ACTION)
             if drain:

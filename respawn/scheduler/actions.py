@@ -36,6 +36,11 @@ async def hold(slurm: Slurm, job_id: int, attempt: int) -> Outcome:
     crash, or by Slurm itself after a node failure) and must not happen again."""
     job = await slurm.job(job_id)
     if job.restart_count > attempt:
+        if job.state == "PENDING" and job.state_reason.lower() not in HELD_REASONS:
+            # Slurm requeued it itself (its node called DOWN): held now, so it does not start
+            # at its BeginTime before its exclusions are in place.
+            await slurm.hold(job_id)
+            return Outcome(True, f"held the requeue Slurm made (restart count {job.restart_count})")
         return Outcome(False, f"already requeued (restart count {job.restart_count})")
     if job.state in ENDED_AS_MEANT:
         # The owner cancelled it, or it finished: recovery has nothing left to do.
@@ -112,9 +117,8 @@ async def mark_down(
 
 async def until_not_completing(slurm: Slurm, job_id: int, within_s: float, every_s: float = 0.25) -> bool:
     """Whether the job let go of its nodes within `within_s`, read every `every_s`: after a node
-    is called DOWN, the held requeue completes once the controller's kill of the step is done
-    (on a dead node: MessageTimeout), and the exclusion can go on at once rather than at its
-    retry's back-off."""
+    is called DOWN, Slurm's requeue completes once the other nodes' steps are killed, and the
+    hold and exclusion can go on at once rather than at a retry's back-off."""
     deadline = time.monotonic() + within_s
     while True:
         if not (await slurm.job(job_id, exclusions=False)).completing:

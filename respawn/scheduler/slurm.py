@@ -234,6 +234,10 @@ class Slurm:
         job would end FAILED without ever running."""
         await self._run(["scontrol", "update", f"JobId={_job_id(job_id)}", "StartTime=now+1"])
 
+    async def hold(self, job_id: int) -> None:
+        """Keep a pending job from starting (priority 0) until it is released."""
+        await self._run(["scontrol", "hold", _job_id(job_id)])
+
     async def release(self, job_id: int) -> None:
         await self._run(["scontrol", "release", _job_id(job_id)])
 

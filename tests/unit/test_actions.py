@@ -79,3 +79,24 @@ async def test_the_wait_after_a_down_ends_when_the_job_lets_go_and_gives_up_at_i
     assert slurm.reads == 3
     stuck = Completing(reads=10**6)
     assert not await actions.until_not_completing(stuck, 7, within_s=0.05, every_s=0.01)  # type: ignore[arg-type]
+
+
+class RequeuedBySlurm:
+    """A job Slurm requeued itself (its node called DOWN): pending at its BeginTime, not held."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason, self.calls = reason, []
+
+    async def job(self, job_id: int) -> JobInfo:
+        return JobInfo(job_id=job_id, state="PENDING", state_reason=self.reason, restart_count=1)
+
+    async def hold(self, job_id: int) -> None:
+        self.calls.append("hold")
+
+
+async def test_a_requeue_slurm_made_is_held_so_it_waits_for_its_exclusions_and_a_held_one_is_left():
+    slurm = RequeuedBySlurm("BeginTime")
+    outcome = await actions.hold(slurm, 7, attempt=0)  # type: ignore[arg-type]
+    assert slurm.calls == ["hold"] and outcome.changed and "Slurm made" in outcome.detail
+    held = RequeuedBySlurm("JobHeldUser")  # our own requeuehold, before a crash
+    assert not (await actions.hold(held, 7, attempt=0)).changed and held.calls == []  # type: ignore[arg-type]

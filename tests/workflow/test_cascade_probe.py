@@ -99,14 +99,15 @@ def _decided(fakes: Fakes):
     return next(e for e in fakes.events if e.event_type.value == "decided")
 
 
-async def test_a_silent_node_the_decision_excludes_is_marked_down_between_the_hold_and_the_exclusion(env):
-    """A held job on a dead node stays completing until Slurm calls the node DOWN (SlurmdTimeout)."""
+async def test_a_silent_node_the_decision_excludes_is_marked_down_before_the_hold(env):
+    """Slurm requeues a job off a DOWN node at once; a job held first on a dead node stays
+    completing while Slurm waits for the node (MessageTimeout, then SlurmdTimeout)."""
     fakes = Fakes([COMM, NODE], WITHOUT_N3, probed=SILENT_N3)
     result = await run_incident(env, fakes, cascade_wait_s=300, mark_silent_down=True)
     assert result.excluded_nodes == ["n3"]
     calls = fakes.calls
-    assert calls.index("record:decided") < calls.index("hold_job") < calls.index("mark_nodes_down")
-    assert calls.index("mark_nodes_down") < calls.index("exclude_nodes")
+    assert calls.index("record:decided") < calls.index("mark_nodes_down") < calls.index("hold_job")
+    assert calls.index("hold_job") < calls.index("exclude_nodes")
     assert fakes.requests["mark_nodes_down"].down == ["n3"] and _decided(fakes).details["down"] == ["n3"]
 
 
