@@ -72,9 +72,7 @@ CATALOGUE: dict[str, list[str]] = {
         "suspected_cascade_probed_all_answered"
     ],
     # ... (recorded with the patch "mark-silent-down")
-    "test_a_silent_node_the_decision_excludes_is_marked_down_before_the_hold": [
-        "cascade_probed_silent_marked_down"
-    ],
+    "test_a_silent_node_the_decision_excludes_is_marked_down_before_the_hold": ["cascade_probed_silent_marked_down"],
 }
 
 
