@@ -17,6 +17,10 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
 _WORKFLOW_TASK = "workflow task"
+# A workflow task not started in time on the worker's sticky queue (or not completed in time):
+# the server schedules it again on the shared queue, where the worker that takes it may have
+# to replay the incident from its start.
+_TIMED_OUT = "workflow task timed out"
 
 
 def _at(event) -> datetime:
@@ -45,6 +49,9 @@ async def timings(client: Client, workflow_id: str) -> dict[str, list[tuple[floa
             started[event.activity_task_started_event_attributes.scheduled_event_id] = at
         elif kind == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
             _close(found, scheduled, started, event.workflow_task_completed_event_attributes.scheduled_event_id, at)
+        elif kind == EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT:
+            attributes = event.workflow_task_timed_out_event_attributes
+            found[_TIMED_OUT].append(_waits(scheduled, started, attributes.scheduled_event_id, at))
         elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
             _close(found, scheduled, started, event.activity_task_completed_event_attributes.scheduled_event_id, at)
         elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED:
@@ -55,9 +62,15 @@ async def timings(client: Client, workflow_id: str) -> dict[str, list[tuple[floa
 
 
 def _close(found, scheduled, started, scheduled_id: int, at: datetime) -> None:
-    name, queued_at = scheduled[scheduled_id]
-    began = started.get(scheduled_id, queued_at)
-    found[name].append(((began - queued_at).total_seconds(), (at - began).total_seconds()))
+    found[scheduled[scheduled_id][0]].append(_waits(scheduled, started, scheduled_id, at))
+
+
+def _waits(scheduled, started, scheduled_id: int, at: datetime) -> tuple[float, float]:
+    """(queued s, ran s) of the task scheduled as `scheduled_id`, closed `at`: one never started
+    (a workflow task that timed out on its queue) waited all that time."""
+    queued_at = scheduled[scheduled_id][1]
+    began = started.get(scheduled_id, at)
+    return (began - queued_at).total_seconds(), (at - began).total_seconds()
 
 
 def _quantiles(values: list[float]) -> dict[str, float]:

@@ -8,7 +8,8 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
-from temporalio.worker import Worker
+from temporalio.worker import Worker, WorkflowRunner
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from respawn.activities import all_activities
 from respawn.config.cluster import ClusterConfig
@@ -16,6 +17,18 @@ from respawn.services import build_services, connect_temporal
 from respawn.surfaces import telemetry
 from respawn.workers.signals import stop_on_signals
 from respawn.workflows.incident import IncidentWorkflow
+
+# A worker killed while an incident waits on a timer is replaced within seconds, not the 10 s default.
+STICKY_TIMEOUT = timedelta(seconds=2)
+
+
+def workflow_runner() -> WorkflowRunner:
+    """How the worker runs IncidentWorkflow's code: in the SDK's sandbox as it comes, which
+    imports the workflow's module afresh for each incident (respawn's own modules are passed
+    through, workflows/incident.py). Passing every module through, or no sandbox, costs less
+    CPU (BENCHMARKS.md, "What a workflow task costs") but no longer checks the workflow's own
+    code for calls that break replay."""
+    return SandboxedWorkflowRunner()
 
 
 async def run_worker(config: ClusterConfig, stop: asyncio.Event | None = None) -> None:
@@ -30,10 +43,9 @@ async def run_worker(config: ClusterConfig, stop: asyncio.Event | None = None) -
         client,
         task_queue=config.task_queue,
         workflows=[IncidentWorkflow],
+        workflow_runner=workflow_runner(),
         activities=all_activities(services),
-        # A worker killed while an incident waits on a timer is replaced within
-        # seconds, not the 10 s default.
-        sticky_queue_schedule_to_start_timeout=timedelta(seconds=2),
+        sticky_queue_schedule_to_start_timeout=STICKY_TIMEOUT,
         graceful_shutdown_timeout=timedelta(seconds=5),
         max_concurrent_activities=config.temporal.max_concurrent_activities,
         max_concurrent_workflow_tasks=config.temporal.max_concurrent_workflow_tasks,
