@@ -44,6 +44,9 @@ class ScriptedSlurm:
         restarts = self.jobs_[job_id].restart_count + 1
         self._update("requeue_hold", job_id, state="PENDING", state_reason="JobHeldAdmin", restart_count=restarts)
 
+    async def hold(self, job_id: int) -> None:
+        self._update("hold", job_id, state_reason="JobHeldAdmin")
+
     async def set_excluded_nodes(self, job_id: int, nodes: list[str]) -> None:
         self._update("exclude", job_id, excluded_nodes=list(nodes))
 
@@ -107,12 +110,15 @@ async def test_restart_advice_is_applied_once_and_reported_converged(store, api)
     assert await Controller(slurm, api).reconcile_once() == [] and len(slurm.changes) == 5  # nothing twice
 
 
-async def test_a_restart_slurm_already_requeued_is_only_excluded_and_released(store, api):
+async def test_a_restart_slurm_already_requeued_is_held_not_requeued_again_then_released(store, api):
+    # Slurm's own requeue (a node failure) waits for its BeginTime: held, so it cannot start
+    # before its exclusions are in place; requeued no second time.
     job = JobInfo(job_id=8, state="PENDING", state_reason="BeginTime", restart_count=1, excluded_nodes=["node2"])
     slurm = ScriptedSlurm(job)
     advise(store, 8, Desired.RESTART, exclude=["node2"])
     await Controller(slurm, api).reconcile_once()
-    assert slurm.changes == ["start_now 8"] and store.current("c1", 8).status is Status.CONVERGED
+    assert slurm.changes == ["hold 8", "release 8", "start_now 8"]
+    assert store.current("c1", 8).status is Status.CONVERGED
 
 
 async def test_a_job_still_completing_is_left_pending_until_the_next_poll(store, api):
