@@ -33,6 +33,7 @@ import json
 import os
 import random
 import re
+import sys
 import threading
 import time
 import warnings
@@ -301,4 +302,13 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except Exception:
+        # What an uncaught exception prints (torch.distributed's excepthook: `[rankN]: `), then out
+        # at once: an interpreter shutting down beside the process group's live threads sometimes
+        # aborts (SIGABRT) instead of exiting 1, as a peer's broken connection reaches them.
+        sys.excepthook(*sys.exc_info())
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(1)
