@@ -36,6 +36,9 @@ async def hold(slurm: Slurm, job_id: int, attempt: int) -> Outcome:
     crash, or by Slurm itself after a node failure) and must not happen again."""
     job = await slurm.job(job_id)
     if job.restart_count > attempt:
+        # Whether the requeue is held is known once it completed (22.05 prints COMPLETING
+        # in place of PENDING until then): the caller retries.
+        not_completing(job)
         if job.state == "PENDING" and job.state_reason.lower() not in HELD_REASONS:
             # Slurm requeued it itself (its node called DOWN): held now, so it does not start
             # at its BeginTime before its exclusions are in place.

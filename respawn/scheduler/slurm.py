@@ -282,7 +282,8 @@ class Slurm:
 
     async def mark_down(self, node: str, reason: str) -> None:
         """Call `node` DOWN now, as Slurm itself does once SlurmdTimeout passes without an answer:
-        its jobs end (a held requeue completes), and it stays out until an operator resumes it."""
+        Slurm requeues or ends its jobs, and the node stays out until it registers again
+        (ReturnToService) or an operator resumes it."""
         update = ["scontrol", "update", f"NodeName={_node_name(node)}", "State=DOWN", f"Reason={_reason(reason)}"]
         await self._run(update)
 

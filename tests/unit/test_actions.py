@@ -1,8 +1,10 @@
 """The scheduler actions (respawn/scheduler/actions.py) against a scripted Slurm: the races a
 busy cluster runs into, where Slurm is faster than Respawn."""
 
+import pytest
+
 from respawn.scheduler import actions
-from respawn.scheduler.errors import JobNotPending
+from respawn.scheduler.errors import JobCompleting, JobNotPending
 from respawn.scheduler.slurm import JobInfo, NodeInfo
 
 
@@ -100,3 +102,17 @@ async def test_a_requeue_slurm_made_is_held_so_it_waits_for_its_exclusions_and_a
     assert slurm.calls == ["hold"] and outcome.changed and "Slurm made" in outcome.detail
     held = RequeuedBySlurm("JobHeldUser")  # our own requeuehold, before a crash
     assert not (await actions.hold(held, 7, attempt=0)).changed and held.calls == []  # type: ignore[arg-type]
+
+
+async def test_a_requeue_still_completing_is_retried_before_it_is_held_or_not():
+    # 22.05 prints the requeue COMPLETING until every node let go: held or not is known after.
+    slurm = RequeuedBySlurm("None")
+    completing = JobInfo(job_id=7, state="COMPLETING", state_reason="None", restart_count=1)
+
+    async def job(job_id: int) -> JobInfo:
+        return completing
+
+    slurm.job = job  # type: ignore[method-assign]
+    with pytest.raises(JobCompleting):
+        await actions.hold(slurm, 7, attempt=0)  # type: ignore[arg-type]
+    assert slurm.calls == []
