@@ -169,11 +169,11 @@ class Detector:
         jobs, nodes = await asyncio.gather(self._s.slurm.jobs(), self._s.slurm.nodes())
         self._listing = (time.monotonic(), jobs)
         self._forget(jobs)
-        unreachable = rules.unreachable(nodes)
+        down = rules.down(nodes)
         kernel_hits, streamed = await self._read_logs(jobs, nodes)
         metric_hits = await self._metric_hits()
         # Every job's reading in one hand-off to a thread: file reads and audit rows, not the loop's.
-        observed = await asyncio.to_thread(self._observe_all, jobs, unreachable, kernel_hits, metric_hits, streamed)
+        observed = await asyncio.to_thread(self._observe_all, jobs, down, kernel_hits, metric_hits, streamed)
         detections: list[Detection] = []
         outbox: list[tuple[JobInfo, Enrolment, list[Detection]]] = []
         for job, watch, found in observed:
@@ -226,7 +226,7 @@ class Detector:
     def _observe_all(
         self,
         jobs: list[JobInfo],
-        unreachable: frozenset[str],
+        down: frozenset[str],
         kernel_hits: dict[str, NodeFact],
         metric_hits: dict[str, NodeFact],
         streamed: dict[int, JobLines],
@@ -243,7 +243,7 @@ class Detector:
                 watch.seen = job
                 if not isinstance(watch.enrolment, Enrolment):
                     continue
-                found = self._observe(job, watch, unreachable, kernel_hits, metric_hits, streamed.get(job.job_id))
+                found = self._observe(job, watch, down, kernel_hits, metric_hits, streamed.get(job.job_id))
             except Exception as exc:  # one job's output must not stop the poll for the others
                 if watch is not None:
                     self._job_error(job, watch, exc)
@@ -384,7 +384,7 @@ class Detector:
         self,
         job: JobInfo,
         watch: _Watch,
-        unreachable: frozenset[str],
+        down: frozenset[str],
         kernel_hits: dict[str, NodeFact],
         metric_hits: dict[str, NodeFact],
         streamed: JobLines | None = None,
@@ -415,7 +415,7 @@ class Detector:
         seen = rules.Seen(
             now=now,
             lines=lines,
-            down=unreachable,
+            down=down,
             kernel=kernel_hits,
             metrics=metric_hits,
             findings=findings,

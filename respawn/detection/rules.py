@@ -92,7 +92,7 @@ class Seen:
 
     now: datetime  # when the poll looked
     lines: Sequence[str] = ()  # the job's new output
-    down: AbstractSet[str] = frozenset()  # nodes Slurm reports down or not responding (`unreachable`)
+    down: AbstractSet[str] = frozenset()  # nodes Slurm calls DOWN (`down`)
     kernel: Mapping[str, NodeFact] = field(default_factory=dict)  # node -> its newest fatal kernel-log line
     metrics: Mapping[str, NodeFact] = field(default_factory=dict)  # node -> its new fault in the GPU metrics
     findings: Sequence[Finding] = ()  # what the job's rhythm finds wrong (hangs, stragglers)
@@ -127,11 +127,16 @@ class Outcome:
     recovered: Fault | None = None  # the fault a later attempt recovered from in this poll
 
 
-def unreachable(nodes: Iterable[NodeInfo]) -> frozenset[str]:
-    """The nodes Slurm reports down or not responding: once per poll, for every job."""
-    return frozenset(
-        n.name for n in nodes if n.state.lower().startswith("down") or "not_responding" in {f.lower() for f in n.flags}
-    )
+def down(nodes: Iterable[NodeInfo]) -> frozenset[str]:
+    """The nodes Slurm calls DOWN, its verdict: once per poll, for every job.
+
+    A node only flagged NOT_RESPONDING is not one. slurmctld sets the flag as soon as one
+    message to the node's slurmd times out (a slurmd busy with a step's kill does, for a
+    couple of seconds) and clears it at the next answer: read as a node lost, it relaunched
+    a healthy job elsewhere. A dead node shows sooner in its job's own errors (the probe of
+    the nodes then confirms it) and is DOWN after SlurmdTimeout. Once an interruption is
+    confirmed, attribution still counts a not-responding node (activities/evidence.py)."""
+    return frozenset(n.name for n in nodes if n.state.lower().startswith("down"))
 
 
 def first_seen(job: JobInfo, since: datetime, catch_up: timedelta) -> WatchState:

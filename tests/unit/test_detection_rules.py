@@ -206,14 +206,16 @@ def test_a_job_that_ended_before_the_detector_started_is_history():
 # --- Nodes ----------------------------------------------------------------------------------
 
 
-def test_nodes_slurm_reports_down_or_not_responding():
+def test_nodes_slurm_calls_down_and_not_those_only_not_responding():
+    """NOT_RESPONDING is one message that timed out (a busy slurmd), cleared at its next answer:
+    no verdict on the node, so no detection of a running job (it relaunched healthy jobs)."""
     nodes = [
         NodeInfo(name="node1", state="down"),
         NodeInfo(name="node2", state="allocated", flags=["NOT_RESPONDING"]),
         NodeInfo(name="node3", state="allocated", flags=["DRAIN"]),
         NodeInfo(name="node4", state="idle"),
     ]
-    assert rules.unreachable(nodes) == {"node1", "node2"}
+    assert rules.down(nodes) == {"node1"}
 
 
 def test_a_node_of_the_job_going_down_is_a_detection_once_it_runs(matcher):
