@@ -1,6 +1,6 @@
 """The in-job launcher's process (docs/launcher.md), run by the batch script:
 
-    exec python -m respawn.workers.launcher --spares 1 [--channel DIR] [--wait-s S] -- python train.py ...
+    exec python -m respawn.workers.launcher --spares 1 [--channel DIR] [--wait-s S] [--prepare torch] -- python train.py ...
 
 It runs on the job's batch host only, and imports nothing heavy.
 """
@@ -25,6 +25,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--wait-s", type=float, default=60.0, help="how long a failed step waits for an instruction")
     parser.add_argument(
+        "--prepare",
+        type=lambda text: [m for m in text.split(",") if m],
+        default=[],
+        metavar="MODULES",
+        help="start the next relaunch ahead, these modules imported (e.g. torch); the command must be python SCRIPT or -m",
+    )
+    parser.add_argument(
         "--ntasks-per-node", type=int, default=int(os.environ.get("SLURM_NTASKS_PER_NODE", "1").split("(")[0] or 1)
     )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the step's command")
@@ -48,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         job_id=job_id,
         channel_dir=args.channel or default_channel_dir(job_id),
         tasks_per_node=args.ntasks_per_node,
+        prepare=args.prepare,
     )
     return launcher.run()
 

@@ -13,7 +13,10 @@ it ends:
   ack done=false and give up) or `give_up`. No instruction in time: give up.
 
 Giving up exits with the step's exit code, so the job ends as it would have
-without the launcher and the scheduler-level rungs take over. An instruction
+without the launcher and the scheduler-level rungs take over. With `prepare`
+(modules to import, e.g. torch), the next relaunch on the same nodes is started
+ahead as a prepared step that has imported them and waits (task.py): a relaunch in
+place then starts it, skipping srun's launch and the framework's import. An instruction
 that arrives while the step still runs (a hang: no exit to wait for) stops the
 step first. SIGTERM or SIGINT (scancel, a requeue) is forwarded to the step and
 the launcher exits once it is gone. Each relaunch is acknowledged once its new
@@ -38,6 +41,22 @@ EXIT_NO_REQUEUE = task.EXIT_NO_REQUEUE  # nvidia-resiliency-ext: the job asks no
 # Each task runs under this wrapper (its docstring says why): it marks a 93 and is otherwise invisible.
 TASK_WRAPPER = Path(task.__file__)
 STOP_GRACE_S = 10.0  # from SIGTERM to SIGKILL when the launcher stops its step
+# A prepared step is started this long after a step starts, out of the way of its first
+# seconds (its own imports), and given this long to stand down before it is killed.
+PREPARE_AFTER_S = 1.0
+STAND_DOWN_S = 5.0
+
+
+class _Prepared:
+    """The next relaunch, started ahead on `nodes`: ready once every task marked itself."""
+
+    def __init__(self, proc: "subprocess.Popen[bytes]", nodes: list[str], mark: Path, tasks: int) -> None:
+        self.proc, self.nodes, self.mark, self.tasks = proc, nodes, mark, tasks
+
+    def ready(self) -> bool:
+        if self.proc.poll() is not None:
+            return False
+        return all(os.path.lexists(f"{self.mark}-{rank}") for rank in range(self.tasks))
 
 
 class Launcher:
@@ -55,6 +74,7 @@ class Launcher:
         poll_s: float = 0.2,
         log: TextIO = sys.stderr,
         clock: Callable[[], float] = time.monotonic,
+        prepare: Sequence[str] = (),
     ) -> None:
         if not command:
             raise ValueError("no command to run")
@@ -77,6 +97,12 @@ class Launcher:
         self.exit_code: int | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._signal: int | None = None
+        # A prepared step only for a command it can run (task.warmable): else every relaunch is cold.
+        self.prepare = list(prepare) if prepare and task.warmable(self.command) else []
+        if prepare and not self.prepare:
+            self._say(f"cannot prepare {' '.join(self.command[:2])!r} ahead: relaunches start a step of their own")
+        self._prepared: _Prepared | None = None
+        self._started_at = 0.0
 
     # --- the loop ---
 
@@ -86,7 +112,13 @@ class Launcher:
         self.generation = self._baseline()
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, self._on_signal)
-        self._start()
+        try:
+            self._start()
+            return self._loop()
+        finally:
+            self._stand_down()  # whatever ends the launcher: a prepared step never outlives it
+
+    def _loop(self) -> int:
         while True:
             code, instruction = self._wait_step()
             self.exit_code = code
@@ -125,11 +157,12 @@ class Launcher:
                 return self._give_up(code, refused)
         self.restarts += 1
         try:
-            self._start()
+            prepared = self._start()
         except OSError as exc:
             self._ack(instruction, False, f"could not start the step: {exc}; giving up")
             return self._give_up(code, f"could not start the step: {exc}")
-        self._ack(instruction, True, f"relaunched on {','.join(self.step_nodes)}", self.step_nodes)
+        detail = f"relaunched on {','.join(self.step_nodes)}" + (" from the prepared step" if prepared else "")
+        self._ack(instruction, True, detail, self.step_nodes)
         return None
 
     def _exclude(self, nodes: Sequence[str]) -> str | None:
@@ -154,8 +187,9 @@ class Launcher:
 
     # --- the step ---
 
-    def srun_argv(self) -> list[str]:
+    def srun_argv(self, *, prepared: bool = False) -> list[str]:
         n = len(self.step_nodes)
+        wrapper = [self.command[0], "-S", str(TASK_WRAPPER), task.PREPARED, ",".join(self.prepare), "--"]
         return [
             self.srun,
             f"--nodes={n}",
@@ -164,23 +198,57 @@ class Launcher:
             f"--nodelist={','.join(self.step_nodes)}",
             # One rank dying ends the step at once instead of leaving its peers blocked in a collective.
             "--kill-on-bad-exit=1",
-            sys.executable,
-            "-S",  # the standard library only: one quick start per task
-            str(TASK_WRAPPER),
+            # A prepared step waits beside the running one, on the same CPUs.
+            *(["--overlap", *wrapper] if prepared else [sys.executable, "-S", str(TASK_WRAPPER)]),
             *self.command,
         ]
 
-    def _no_requeue_mark(self) -> Path:
-        return self.channel_dir / f".no-requeue-{self.restarts}"
+    def _no_requeue_mark(self, restarts: int | None = None) -> Path:
+        return self.channel_dir / f".no-requeue-{self.restarts if restarts is None else restarts}"
 
-    def _start(self) -> None:
+    def _start(self) -> bool:
+        """Start the step: the prepared one where it is ready on these nodes (True), else one of its own."""
         self._status(StepState.STARTING, f"starting the step on {','.join(self.step_nodes)}")
         mark = self._no_requeue_mark()
         mark.unlink(missing_ok=True)
-        env = {**os.environ, "RESPAWN_NO_REQUEUE_MARK": str(mark)}
-        self._proc = subprocess.Popen(self.srun_argv(), stdin=subprocess.DEVNULL, env=env)
-        self._say(f"step started on {','.join(self.step_nodes)} (in-job restarts {self.restarts})")
+        prepared, self._prepared = self._prepared, None
+        if prepared is not None and prepared.nodes == self.step_nodes and prepared.ready():
+            prepared.proc.send_signal(task.GO)  # srun forwards it to every task
+            self._proc, how = prepared.proc, "started from the prepared step"
+        else:
+            if prepared is not None:
+                self._stand_down(prepared)
+            env = {**os.environ, "RESPAWN_NO_REQUEUE_MARK": str(mark)}
+            self._proc, how = subprocess.Popen(self.srun_argv(), stdin=subprocess.DEVNULL, env=env), "started"
+        self._started_at = self._clock()
+        self._say(f"step {how} on {','.join(self.step_nodes)} (in-job restarts {self.restarts})")
         self._status(StepState.RUNNING, f"running on {','.join(self.step_nodes)}")
+        return self._proc is not None and prepared is not None and self._proc is prepared.proc
+
+    def _prepare(self) -> None:
+        """Start the next relaunch ahead, for the restart after this one."""
+        mark = self.channel_dir / f".prepared-{self.restarts + 1}"
+        for stale in self.channel_dir.glob(f"{mark.name}-*"):
+            stale.unlink(missing_ok=True)
+        next_mark = self._no_requeue_mark(self.restarts + 1)
+        next_mark.unlink(missing_ok=True)
+        env = {**os.environ, "RESPAWN_NO_REQUEUE_MARK": str(next_mark), "RESPAWN_PREPARED_MARK": str(mark)}
+        proc = subprocess.Popen(self.srun_argv(prepared=True), stdin=subprocess.DEVNULL, env=env)
+        self._prepared = _Prepared(proc, list(self.step_nodes), mark, len(self.step_nodes) * self.tasks_per_node)
+
+    def _stand_down(self, prepared: _Prepared | None = None) -> None:
+        """Stop a prepared step that will not run: its tasks exit 0 and say nothing."""
+        prepared = prepared or self._prepared
+        if prepared is None:
+            return
+        self._prepared = None
+        if prepared.proc.poll() is None:
+            prepared.proc.send_signal(signal.SIGUSR2)
+        try:
+            prepared.proc.wait(timeout=STAND_DOWN_S)
+        except subprocess.TimeoutExpired:
+            prepared.proc.kill()
+            prepared.proc.wait()
 
     def _wait_step(self) -> tuple[int, Instruction | None]:
         """The step's exit code, and the instruction that stopped it if one did."""
@@ -190,6 +258,8 @@ class Launcher:
                 return _exit_code(self._proc.wait(timeout=self.poll_s)), None
             except subprocess.TimeoutExpired:
                 pass
+            if self.prepare and self._prepared is None and self._clock() - self._started_at >= PREPARE_AFTER_S:
+                self._prepare()
             if self._signal is not None:
                 return self._stop_step(), None
             if (instruction := self._pending()) is not None:

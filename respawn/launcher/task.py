@@ -13,33 +13,78 @@ Killed", not "Exited with exit code 137" after a shell's "Killed": what Respawn 
 to attribute the failure must not change under the launcher). A signal the step sends
 reaches the task directly (Slurm signals every process of the step), so the wrapper
 ignores those it would otherwise die of, and never forwards any.
+
+A prepared step (`PY -S task.py --prepared MODULES -- PY [-u] SCRIPT|-m MODULE ARGS...`,
+docs/launcher.md "A prepared step") is the next relaunch started ahead: its task imports
+MODULES (the framework: what every start of a Python trainer spends its first seconds
+on), leaves a ready mark (RESPAWN_PREPARED_MARK, suffixed with the task's rank) and waits.
+SIGUSR1 (srun forwards it to every task) makes it run the program in the interpreter
+that imported them, as `python` would; any other signal Slurm or srun delivers stands it
+down: it exits 0 without a word, so srun prints nothing about a step that never ran.
 """
 
 import os
 import resource
 import signal
 import sys
+from collections.abc import Callable
 
 EXIT_NO_REQUEUE = 93
+PREPARED = "--prepared"
 # What Slurm and srun deliver to a step's processes; the wrapper outlives them so that it
 # can report how its task ended.
 _DELIVERED = (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2)
 # Python's own dispositions, which an exec'd program would otherwise inherit.
 _PYTHON_SETS = (signal.SIGPIPE, signal.SIGXFSZ)
+GO = signal.SIGUSR1
 
 
 def main(argv: list[str]) -> None:
+    if argv[:1] == [PREPARED]:
+        modules, program = prepared_program(argv[1:])
+        # Blocked before the fork, so that a signal sent while the task still imports stays
+        # pending for it (a blocked signal is kept even while its action is to ignore it).
+        signal.pthread_sigmask(signal.SIG_BLOCK, _DELIVERED)
+        supervise(lambda: _prepared(modules, program))
+    else:
+        supervise(lambda: _exec(argv))
+
+
+def prepared_program(argv: list[str]) -> tuple[list[str], list[str]]:
+    """`MODULES -- PY [-u] SCRIPT|-m MODULE ARGS...`: the modules to import and the program
+    (`-m MODULE` or SCRIPT first, then its arguments, `-u` kept first where given)."""
+    if len(argv) < 3 or argv[1] != "--":
+        raise SystemExit("respawn-task: --prepared MODULES -- PYTHON [-u] SCRIPT|-m MODULE ARGS...")
+    modules = [m for m in argv[0].split(",") if m]
+    program = argv[3:]  # argv[2] is the interpreter: this one
+    if not warmable(argv[2:]):
+        raise SystemExit(f"respawn-task: cannot run {' '.join(argv[2:4])!r} prepared")
+    return modules, program
+
+
+def warmable(command: list[str]) -> bool:
+    """Whether a prepared step can run `command`: a Python interpreter with at most -u, then a
+    script or -m MODULE (anything else runs only as a step of its own)."""
+    if not command or not os.path.basename(command[0]).startswith("python"):
+        return False
+    rest = command[1:]
+    if rest[:1] == ["-u"]:
+        rest = rest[1:]
+    if rest[:1] == ["-m"]:
+        return len(rest) >= 2
+    return bool(rest) and not rest[0].startswith("-")
+
+
+def supervise(child: Callable[[], None]) -> None:
+    """Run `child` in a forked process and end as it ended."""
     for sig in _DELIVERED:
         signal.signal(sig, signal.SIG_IGN)  # before the fork: no moment where the wrapper dies of one
     pid = os.fork()
     if pid == 0:
         for sig in _DELIVERED + _PYTHON_SETS:
             signal.signal(sig, signal.SIG_DFL)
-        try:
-            os.execvp(argv[0], argv)
-        except OSError as exc:
-            os.write(2, f"respawn-task: {argv[0]}: {exc.strerror}\n".encode())
-            os._exit(127)
+        child()
+        sys.exit(0)  # the program returned: exit as Python does, flushing and running atexit
     while True:
         try:
             _, status = os.waitpid(pid, 0)
@@ -49,18 +94,59 @@ def main(argv: list[str]) -> None:
     if os.WIFEXITED(status):
         code = os.WEXITSTATUS(status)
         if code == EXIT_NO_REQUEUE and (mark := os.environ.get("RESPAWN_NO_REQUEUE_MARK")):
-            try:
-                os.close(os.open(mark, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
-            except OSError:
-                pass  # the launcher then sees srun's code only
+            _touch(mark)  # else the launcher sees srun's code only
         os._exit(code)
     # Killed by a signal: die of the same one, without a core of the wrapper's own.
     killed = os.WTERMSIG(status)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     if killed not in (signal.SIGKILL, signal.SIGSTOP):  # those two are never caught nor ignored
         signal.signal(killed, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [killed])
     os.kill(os.getpid(), killed)
     os._exit(128 + killed)  # a signal that cannot end a process (none that kills a task)
+
+
+def _exec(argv: list[str]) -> None:
+    try:
+        os.execvp(argv[0], argv)
+    except OSError as exc:
+        os.write(2, f"respawn-task: {argv[0]}: {exc.strerror}\n".encode())
+        os._exit(127)
+
+
+def _prepared(modules: list[str], program: list[str]) -> None:
+    import importlib
+    import runpy
+    import site
+
+    site.main()  # the wrapper ran with -S; the program gets site-packages as `python` gives them
+    for module in modules:
+        importlib.import_module(module)
+    if mark := os.environ.get("RESPAWN_PREPARED_MARK"):
+        _touch(f"{mark}-{os.environ.get('SLURM_PROCID', '0')}")
+    if signal.sigwait(_DELIVERED) != GO:
+        os._exit(0)  # stood down: the step never ran, and says nothing
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _DELIVERED)
+    if program[:1] == ["-u"]:
+        program = program[1:]
+        sys.stdout.reconfigure(write_through=True)  # type: ignore[union-attr]
+        sys.stderr.reconfigure(write_through=True)  # type: ignore[union-attr]
+    if program[0] == "-m":
+        sys.argv = ["-m", *program[2:]]  # run_module puts the module's path first
+        sys.path[0] = os.getcwd()  # as `python -m` does
+        runpy.run_module(program[1], run_name="__main__", alter_sys=True)
+    else:
+        script = os.path.abspath(program[0])
+        sys.argv = program
+        sys.path[0] = os.path.dirname(script)  # as `python SCRIPT` does, in place of the wrapper's
+        runpy.run_path(script, run_name="__main__")
+
+
+def _touch(path: str) -> None:
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
+    except OSError:
+        pass
 
 
 if __name__ == "__main__":

@@ -65,6 +65,8 @@ async def test_a_rank_crash_with_no_node_to_blame_is_relaunched_in_place(cluster
     assert decided.failure_class == "process_crash" and decided.details["fallback"] == "restart"
     relaunched = next(r for r in rows if r.event_type is EventType.RELAUNCHED)
     assert relaunched.nodes == ["node1", "node2"] and relaunched.details["excluded"] == []
+    # The relaunch in place started the step prepared ahead (torch imported, waiting).
+    assert relaunched.details["detail"] == "relaunched on node1,node2 from the prepared step"
     resumed = next(r for r in rows if r.event_type is EventType.RESUMED)
     assert resumed.attempt == 0 and resumed.details["resumed_from"] == newest
 
@@ -76,6 +78,14 @@ async def test_a_rank_crash_with_no_node_to_blame_is_relaunched_in_place(cluster
     assert not {EventType.HELD, EventType.EXCLUDED, EventType.RELEASED} & set(cluster.types(job_id))
     job = await cluster.wait_state(job_id, {"COMPLETED"}, timeout=120)
     assert job.restart_count == 0
+    assert_prepared_steps_were_silent(out)
+
+
+def assert_prepared_steps_were_silent(out) -> None:
+    """A prepared step stood down (the job ended, or a relaunch went elsewhere) exits 0 and
+    srun prints nothing of it: no line Respawn would read as a failure."""
+    after = out.read_text().split("instruction 1 from", 1)[1]
+    assert "srun: error" not in after and "srun: Job step aborted" not in after, after[-2000:]
 
 
 async def test_an_xid_on_node2_relaunches_on_the_spare_without_it(cluster, monkeypatch, jobs):
@@ -88,6 +98,8 @@ async def test_an_xid_on_node2_relaunches_on_the_spare_without_it(cluster, monke
     assert decided.details["newly_excluded"] == ["node2"] and decided.details["fallback"] == "restart_excluding"
     relaunched = next(r for r in rows if r.event_type is EventType.RELAUNCHED)
     assert relaunched.nodes == ["node1", "node3"] and relaunched.details["excluded"] == ["node2"]
+    # The step prepared on node1,node2 cannot serve it: a step of its own on the spare.
+    assert relaunched.details["detail"] == "relaunched on node1,node3"
 
     out = output_path(cluster.lab, job_id)
     assert await resumed_after(out, "instruction 1 from") == {0: newest, 1: newest}
@@ -99,3 +111,4 @@ async def test_an_xid_on_node2_relaunches_on_the_spare_without_it(cluster, monke
     assert not {EventType.HELD, EventType.EXCLUDED, EventType.RELEASED} & set(cluster.types(job_id))
     job = await cluster.wait_state(job_id, {"COMPLETED"}, timeout=120)
     assert job.restart_count == 0
+    assert_prepared_steps_were_silent(out)

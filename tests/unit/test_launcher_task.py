@@ -53,3 +53,64 @@ def test_a_signal_to_the_whole_step_ends_the_task_and_the_wrapper_reports_it():
 def test_a_command_that_cannot_run_is_127_like_a_shell():
     done = wrapped("/nonexistent/program")
     assert done.returncode == 127 and "respawn-task: /nonexistent/program" in done.stderr
+
+
+# --- a prepared step's task (docs/launcher.md "A prepared step") ---
+
+PROGRAM = """\
+import json, sys
+print("ran", __name__, sys.argv, "json" in sys.modules, sys.path[0] == {here!r}, flush=True)
+sys.exit(int(sys.argv[1]))
+"""
+
+
+def prepared(tmp_path: Path, *program: str) -> tuple[subprocess.Popen[str], Path]:
+    """A prepared task (json imported ahead) in a process group of its own, as a step's, working
+    in `tmp_path`; its ready mark."""
+    mark = tmp_path / ".prepared-1"
+    env = {**os.environ, "RESPAWN_PREPARED_MARK": str(mark), "SLURM_PROCID": "0"}
+    argv = [sys.executable, "-S", str(TASK_WRAPPER), "--prepared", "json", "--", sys.executable, *program]
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path, start_new_session=True
+    )
+    ready = mark.with_name(mark.name + "-0")
+    deadline = time.monotonic() + 20
+    while not ready.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert ready.exists(), proc.communicate(timeout=5)
+    return proc, ready
+
+
+def test_a_prepared_task_runs_its_program_at_the_go_as_python_would(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(PROGRAM.format(here=str(tmp_path)))
+    proc, _ = prepared(tmp_path, "-u", str(script), "3")
+    os.killpg(proc.pid, signal.SIGUSR1)  # Slurm signals every process of the step
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 3, err
+    assert out == f"ran __main__ {[str(script), '3']} True True\n" and err == ""
+
+
+def test_a_prepared_task_stood_down_exits_0_silently_and_never_runs(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(PROGRAM.format(here=str(tmp_path)))
+    for stand_down in (signal.SIGUSR2, signal.SIGTERM):
+        proc, ready = prepared(tmp_path, str(script), "3")
+        os.killpg(proc.pid, stand_down)
+        assert proc.communicate(timeout=20) == ("", "") and proc.returncode == 0
+        ready.unlink()
+
+
+def test_a_prepared_module_runs_with_m_and_a_crash_ends_the_task_as_it_would(tmp_path):
+    (tmp_path / "crashy.py").write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    proc, _ = prepared(tmp_path, "-m", "crashy")
+    os.killpg(proc.pid, signal.SIGUSR1)
+    assert proc.wait(20) == -signal.SIGKILL
+
+
+def test_only_python_scripts_and_modules_can_be_prepared():
+    from respawn.launcher.task import warmable
+
+    assert warmable(["python", "train.py"]) and warmable(["/v/bin/python3", "-u", "-m", "pkg.train", "--x"])
+    assert not warmable(["torchrun", "train.py"]) and not warmable(["python", "-c", "pass"])
+    assert not warmable(["python", "-X", "dev", "train.py"]) and not warmable(["python"])
