@@ -45,6 +45,9 @@ STOP_GRACE_S = 10.0  # from SIGTERM to SIGKILL when the launcher stops its step
 # seconds (its own imports), and given this long to stand down before it is killed.
 PREPARE_AFTER_S = 1.0
 STAND_DOWN_S = 5.0
+# A relaunch waits this long for a prepared step still importing: it is further along than a
+# step started now would be.
+READY_WAIT_S = 30.0
 
 
 class _Prepared:
@@ -212,7 +215,7 @@ class Launcher:
         mark = self._no_requeue_mark()
         mark.unlink(missing_ok=True)
         prepared, self._prepared = self._prepared, None
-        if prepared is not None and prepared.nodes == self.step_nodes and prepared.ready():
+        if prepared is not None and prepared.nodes == self.step_nodes and self._until_ready(prepared):
             prepared.proc.send_signal(task.GO)  # srun forwards it to every task
             self._proc, how = prepared.proc, "started from the prepared step"
         else:
@@ -224,6 +227,14 @@ class Launcher:
         self._say(f"step {how} on {','.join(self.step_nodes)} (in-job restarts {self.restarts})")
         self._status(StepState.RUNNING, f"running on {','.join(self.step_nodes)}")
         return self._proc is not None and prepared is not None and self._proc is prepared.proc
+
+    def _until_ready(self, prepared: _Prepared) -> bool:
+        deadline = self._clock() + READY_WAIT_S
+        while not prepared.ready():
+            if prepared.proc.poll() is not None or self._clock() >= deadline or self._signal is not None:
+                return False
+            time.sleep(0.02)  # its tasks' marks, written by other processes
+        return True
 
     def _prepare(self) -> None:
         """Start the next relaunch ahead, for the restart after this one."""

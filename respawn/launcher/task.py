@@ -37,6 +37,8 @@ _DELIVERED = (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT, signal.SIGHUP, sign
 # Python's own dispositions, which an exec'd program would otherwise inherit.
 _PYTHON_SETS = (signal.SIGPIPE, signal.SIGXFSZ)
 GO = signal.SIGUSR1
+# What a prepared step's processes are called until the go (ps, top; /proc/PID/comm).
+PREPARED_NAME = "respawn-prepare"  # 15 bytes: the most a name holds
 
 
 def main(argv: list[str]) -> None:
@@ -45,7 +47,8 @@ def main(argv: list[str]) -> None:
         # Blocked before the fork, so that a signal sent while the task still imports stays
         # pending for it (a blocked signal is kept even while its action is to ignore it).
         signal.pthread_sigmask(signal.SIG_BLOCK, _DELIVERED)
-        supervise(lambda: _prepared(modules, program))
+        name = _name(PREPARED_NAME)  # the forked task inherits it
+        supervise(lambda: _prepared(modules, program, name))
     else:
         supervise(lambda: _exec(argv))
 
@@ -114,7 +117,7 @@ def _exec(argv: list[str]) -> None:
         os._exit(127)
 
 
-def _prepared(modules: list[str], program: list[str]) -> None:
+def _prepared(modules: list[str], program: list[str], name: str) -> None:
     import importlib
     import runpy
     import site
@@ -127,6 +130,7 @@ def _prepared(modules: list[str], program: list[str]) -> None:
     if signal.sigwait(_DELIVERED) != GO:
         os._exit(0)  # stood down: the step never ran, and says nothing
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _DELIVERED)
+    _name(name)  # the rank is called as it would be (its wrapper keeps the prepared name)
     if program[:1] == ["-u"]:
         program = program[1:]
         sys.stdout.reconfigure(write_through=True)  # type: ignore[union-attr]
@@ -140,6 +144,18 @@ def _prepared(modules: list[str], program: list[str]) -> None:
         sys.argv = program
         sys.path[0] = os.path.dirname(script)  # as `python SCRIPT` does, in place of the wrapper's
         runpy.run_path(script, run_name="__main__")
+
+
+def _name(name: str) -> str:
+    """Call this process `name` (at most 15 bytes: the kernel's limit); its name before."""
+    try:
+        with open("/proc/self/comm", "r+") as comm:
+            before = comm.read().strip()
+            comm.seek(0)
+            comm.write(name[:15])
+        return before
+    except OSError:  # not Linux, or no /proc: only the name is lost
+        return name
 
 
 def _touch(path: str) -> None:

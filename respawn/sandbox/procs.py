@@ -61,17 +61,6 @@ def comm(pid: int) -> str | None:
         return None
 
 
-def blocks(pid: int, sig: signal.Signals) -> bool:
-    """Whether process `pid` holds `sig` blocked (its SigBlk mask); False when it is gone."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("SigBlk:"):
-                return bool(int(line.split()[1], 16) >> (sig - 1) & 1)
-    except OSError:
-        pass
-    return False
-
-
 def running_pid(pid_file: Path, name: str) -> int | None:
     """The live process recorded in `pid_file`, if its command is `name`.
 

@@ -59,7 +59,8 @@ def test_a_command_that_cannot_run_is_127_like_a_shell():
 
 PROGRAM = """\
 import json, sys
-print("ran", __name__, sys.argv, "json" in sys.modules, sys.path[0] == {here!r}, flush=True)
+comm = open("/proc/self/comm").read().strip()
+print("ran", __name__, sys.argv, "json" in sys.modules, sys.path[0] == {here!r}, comm, flush=True)
 sys.exit(int(sys.argv[1]))
 """
 
@@ -85,10 +86,14 @@ def test_a_prepared_task_runs_its_program_at_the_go_as_python_would(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(PROGRAM.format(here=str(tmp_path)))
     proc, _ = prepared(tmp_path, "-u", str(script), "3")
+    # Until the go, none of its processes looks like a rank (ps, and the sandbox's faults).
+    pids = os.popen(f"pgrep -g {proc.pid}").read().split()
+    assert len(pids) == 2 and {Path(f"/proc/{p}/comm").read_text() for p in pids} == {"respawn-prepare\n"}
     os.killpg(proc.pid, signal.SIGUSR1)  # Slurm signals every process of the step
     out, err = proc.communicate(timeout=20)
     assert proc.returncode == 3, err
-    assert out == f"ran __main__ {[str(script), '3']} True True\n" and err == ""
+    name = Path(sys.executable).name[:15]  # as the kernel names an exec of it
+    assert out == f"ran __main__ {[str(script), '3']} True True {name}\n" and err == ""
 
 
 def test_a_prepared_task_stood_down_exits_0_silently_and_never_runs(tmp_path):

@@ -140,8 +140,8 @@ def rank_pids(lab: Lab, job_id: int, node: str) -> list[int]:
 
     Only python processes count: slurmstepd and the batch script's srun carry the
     same job environment, and killing them is a different fault. Nor do the tasks of a
-    prepared step (respawn/launcher/task.py): until told to run they wait with SIGUSR1
-    blocked, and they are no rank yet. SLURM_CONF tells
+    prepared step (respawn/launcher/task.py): no rank yet, they are named `respawn-prepare`
+    until told to run. SLURM_CONF tells
     this lab's jobs from another lab's, whose job ids start at 1 as well.
     """
     want = {"SLURM_CONF": str(lab.slurm_conf), "SLURM_JOB_ID": str(job_id), "SLURMD_NODENAME": node}
@@ -149,8 +149,6 @@ def rank_pids(lab: Lab, job_id: int, node: str) -> list[int]:
     for pid in procs.all_pids():
         env = procs.environ(pid)
         if any(env.get(k) != v for k, v in want.items()):
-            continue
-        if procs.blocks(pid, signal.SIGUSR1):
             continue
         if (procs.comm(pid) or "").startswith("python") and procs.alive(pid):
             pids.append(pid)
