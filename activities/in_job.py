@@ -22,7 +22,7 @@ from respawn.services import Services
 from respawn.sources.joblog import output_size
 from respawn.wire.incident import Relaunched, RelaunchRequest
 
-_POLL_S = 0.2
+_POLL_S = 0.05  # the launcher acknowledges within a moment; an incident's few reads of a small file
 
 
 class InJobActivities:

@@ -48,6 +48,9 @@ STAND_DOWN_S = 5.0
 # A relaunch waits this long for a prepared step still importing: it is further along than a
 # step started now would be.
 READY_WAIT_S = 30.0
+# A failed step's launcher reads the channel this often for its instruction: the incident
+# waits on it, and only for the few seconds of an incident (a running step's poll is poll_s).
+INSTRUCTION_POLL_S = 0.05
 
 
 class _Prepared:
@@ -105,6 +108,7 @@ class Launcher:
         if prepare and not self.prepare:
             self._say(f"cannot prepare {' '.join(self.command[:2])!r} ahead: relaunches start a step of their own")
         self._prepared: _Prepared | None = None
+        self._leaving: list[subprocess.Popen[bytes]] = []  # prepared steps told to go, not yet reaped
         self._started_at = 0.0
 
     # --- the loop ---
@@ -119,7 +123,7 @@ class Launcher:
             self._start()
             return self._loop()
         finally:
-            self._stand_down()  # whatever ends the launcher: a prepared step never outlives it
+            self._gone()  # whatever ends the launcher: a prepared step never outlives it
 
     def _loop(self) -> int:
         while True:
@@ -247,19 +251,27 @@ class Launcher:
         proc = subprocess.Popen(self.srun_argv(prepared=True), stdin=subprocess.DEVNULL, env=env)
         self._prepared = _Prepared(proc, list(self.step_nodes), mark, len(self.step_nodes) * self.tasks_per_node)
 
-    def _stand_down(self, prepared: _Prepared | None = None) -> None:
-        """Stop a prepared step that will not run: its tasks exit 0 and say nothing."""
-        prepared = prepared or self._prepared
-        if prepared is None:
-            return
-        self._prepared = None
+    def _stand_down(self, prepared: _Prepared) -> None:
+        """Tell a prepared step that will not run to go (its tasks exit 0 and say nothing),
+        without waiting: it overlaps every step, so the next one need not wait for it."""
+        if prepared is self._prepared:
+            self._prepared = None
         if prepared.proc.poll() is None:
             prepared.proc.send_signal(signal.SIGUSR2)
-        try:
-            prepared.proc.wait(timeout=STAND_DOWN_S)
-        except subprocess.TimeoutExpired:
-            prepared.proc.kill()
-            prepared.proc.wait()
+        self._leaving.append(prepared.proc)
+
+    def _gone(self) -> None:
+        """Every prepared step ended: the one kept, and those told to go."""
+        if self._prepared is not None:
+            self._stand_down(self._prepared)
+        deadline = self._clock() + STAND_DOWN_S
+        for proc in self._leaving:
+            try:
+                proc.wait(timeout=max(0.0, deadline - self._clock()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self._leaving.clear()
 
     def _wait_step(self) -> tuple[int, Instruction | None]:
         """The step's exit code, and the instruction that stopped it if one did."""
@@ -271,6 +283,7 @@ class Launcher:
                 pass
             if self.prepare and self._prepared is None and self._clock() - self._started_at >= PREPARE_AFTER_S:
                 self._prepare()
+            self._leaving = [proc for proc in self._leaving if proc.poll() is None]
             if self._signal is not None:
                 return self._stop_step(), None
             if (instruction := self._pending()) is not None:
@@ -327,7 +340,7 @@ class Launcher:
                 return instruction
             if self._clock() >= deadline:
                 return None
-            time.sleep(self.poll_s)  # a poll interval: the instruction comes from another process
+            time.sleep(min(self.poll_s, INSTRUCTION_POLL_S))  # the instruction comes from another process
         return None
 
     def _ack(self, instruction: Instruction, done: bool, detail: str, nodes: Sequence[str] = ()) -> None:
