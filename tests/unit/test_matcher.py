@@ -401,7 +401,10 @@ FAILURES = [
     ),
     ("ssh: connect to host gpu-node-3 port 22: No route to host", "ssh-launch-failed"),
     ("Host key verification failed.", "ssh-auth-refused"),
-    ("subprocess.CalledProcessError: Command '['python', 'train.py']' died with <Signals.SIGKILL: 9>.", "subprocess-killed"),
+    (
+        "subprocess.CalledProcessError: Command '['python', 'train.py']' died with <Signals.SIGKILL: 9>.",
+        "subprocess-killed",
+    ),
     ("[rank: 0] Handling auto-requeue signal: 10", "framework-requeue-signal"),
 ]
 
