@@ -313,6 +313,46 @@ DECIDED = [
         [],
         "srun-task-terminated",
     ),
+    # Grid Engine's execd enforcing the queue's hard limits (msg_execd.h).
+    (
+        "05/04/2026 03:36:38|  main|node001|W|job 48.1 exceeded hard wallclock time - initiate terminate method",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        False,
+        [],
+        "slurm-time-limit",
+    ),
+    (
+        '05/04/2026 03:36:38|  main|node001|W|job 48 exceeds job hard limit "h_rt" of queue "gpu.q@node001" '
+        "(86401.00000 > limit:86400.00000) - sending SIGKILL",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        False,
+        [],
+        "slurm-time-limit",
+    ),
+    (
+        '05/04/2026 03:36:38|  main|node001|W|job 48 exceeds job hard limit "h_vmem" of queue "gpu.q@node001" '
+        "(68719476736.00000 > limit:68719476736.00000) - sending SIGKILL",
+        C.HOST_OOM,
+        L.APPLICATION,
+        False,
+        [],
+        "slurm-memory-limit",
+    ),
+    # A failed glog / abseil CHECK: native code aborts.
+    (
+        "F1202 10:00:00.123456  4242 gpu_executable.cc:123] Check failed: status.ok() INTERNAL: Failed to launch\n"
+        "*** Check failure stack trace: ***",
+        C.PROCESS_CRASH,
+        L.AMBIGUOUS,
+        False,
+        [],
+        "native-abort",
+    ),
+    # 128+N exit statuses: a death by signal, the weakest evidence.
+    ("Process finished with exit code 139", C.PROCESS_CRASH, L.AMBIGUOUS, False, [], "exit-by-signal"),
+    ("ERROR: process exited with exit status 134", C.PROCESS_CRASH, L.AMBIGUOUS, False, [], "exit-by-signal"),
     # Lightning saving and requeueing on Slurm's warning signal.
     (
         "[rank: 0] Handling auto-requeue signal: 10",
@@ -368,6 +408,16 @@ BENIGN = [
     "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 4242 closing signal SIGTERM",
     # Lightning setting its handlers up (no signal received yet).
     "SLURM auto-requeueing enabled. Setting signal handlers.",
+    # torchelastic's keep-alive warning names the error type it caught; a real rendezvous failure raises it.
+    "W0813 22:23:32.979031 140204091807488 torch/distributed/elastic/rendezvous/dynamic_rendezvous.py:1267] The "
+    "node 'gpu-07_4242_0' has failed to send a keep-alive heartbeat to the rendezvous '100' due to an error of type "
+    "RendezvousTimeoutError.",
+    # Grid Engine's soft limits only warn; exit statuses that are no death by signal.
+    "05/04/2026 03:36:38|  main|node001|W|job 48.1 exceeded soft wallclock time - initiate soft notify method",
+    "Process finished with exit code 0",
+    "exit code 1390 written to results.csv",
+    # "check failed" in a health summary's prose is not glog's CHECK.
+    "  sanity check failed: 0 of 12",
     # A subprocess that exited normally.
     "Command '['python', 'prep.py']' finished with exit status 0.",
 ]
