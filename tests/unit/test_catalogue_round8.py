@@ -353,6 +353,36 @@ DECIDED = [
     # 128+N exit statuses: a death by signal, the weakest evidence.
     ("Process finished with exit code 139", C.PROCESS_CRASH, L.AMBIGUOUS, False, [], "exit-by-signal"),
     ("ERROR: process exited with exit status 134", C.PROCESS_CRASH, L.AMBIGUOUS, False, [], "exit-by-signal"),
+    # NVIDIA's container toolkit refusing the node's GPUs, inside docker's OCI error: the node's driver stack.
+    (
+        "docker: Error response from daemon: failed to create shim task: OCI runtime create failed: runc create "
+        "failed: unable to start container process: error during container init: error running hook #0: error "
+        "running hook: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'\n"
+        "nvidia-container-cli: initialization error: nvml error: driver/library version mismatch: unknown.",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        True,
+        [],
+        "nvidia-driver-unreachable",
+    ),
+    # A container that could not start for its image.
+    (
+        '  Warning  Failed     12s   kubelet  Failed to pull image "nvcr.io/nvidia/pytorch:24.05-py3": rpc error: '
+        "code = Unknown desc = failed to pull and unpack image",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        False,
+        [],
+        "container-start-failed",
+    ),
+    (
+        "trainer-worker-0   0/1     ImagePullBackOff   0          3m",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        False,
+        [],
+        "container-start-failed",
+    ),
     # Lightning saving and requeueing on Slurm's warning signal.
     (
         "[rank: 0] Handling auto-requeue signal: 10",
@@ -418,6 +448,10 @@ BENIGN = [
     "exit code 1390 written to results.csv",
     # "check failed" in a health summary's prose is not glog's CHECK.
     "  sanity check failed: 0 of 12",
+    # The kubelet pulling an image that is there, and the toolkit's own INFO.
+    '  Normal   Pulled     5s    kubelet  Successfully pulled image "nvcr.io/nvidia/pytorch:24.05-py3" in 2m1s',
+    '  Normal   Pulling    2m    kubelet  Pulling image "nvcr.io/nvidia/pytorch:24.05-py3"',
+    "I1202 10:00:00.000000 4242 nvc.c:396] initializing library context (version=1.14.3, build=abc)",
     # A subprocess that exited normally.
     "Command '['python', 'prep.py']' finished with exit status 0.",
 ]

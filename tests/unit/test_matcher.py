@@ -406,6 +406,7 @@ FAILURES = [
         "subprocess-killed",
     ),
     ("[rank: 0] Handling auto-requeue signal: 10", "framework-requeue-signal"),
+    ("Error: ErrImagePull", "container-start-failed"),
 ]
 
 # Lines that look close to a failure and are not one.
