@@ -383,6 +383,18 @@ DECIDED = [
         [],
         "container-start-failed",
     ),
+    # torchelastic's keep-alive failing records this node FAILED in the rendezvous state (dynamic_rendezvous.py
+    # _keep_alive: NodeState.FAILED): the store is unreachable, read as the rendezvous error it names.
+    (
+        "W0813 22:23:32.979031 140204091807488 torch/distributed/elastic/rendezvous/dynamic_rendezvous.py:1267] "
+        "The node 'gpu-07_4242_0' has failed to send a keep-alive heartbeat to the rendezvous '100' due to an "
+        "error of type RendezvousTimeoutError.",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        False,
+        [],
+        "rendezvous-error",
+    ),
     # Lightning saving and requeueing on Slurm's warning signal.
     (
         "[rank: 0] Handling auto-requeue signal: 10",
@@ -438,10 +450,6 @@ BENIGN = [
     "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 4242 closing signal SIGTERM",
     # Lightning setting its handlers up (no signal received yet).
     "SLURM auto-requeueing enabled. Setting signal handlers.",
-    # torchelastic's keep-alive warning names the error type it caught; a real rendezvous failure raises it.
-    "W0813 22:23:32.979031 140204091807488 torch/distributed/elastic/rendezvous/dynamic_rendezvous.py:1267] The "
-    "node 'gpu-07_4242_0' has failed to send a keep-alive heartbeat to the rendezvous '100' due to an error of type "
-    "RendezvousTimeoutError.",
     # Grid Engine's soft limits only warn; exit statuses that are no death by signal.
     "05/04/2026 03:36:38|  main|node001|W|job 48.1 exceeded soft wallclock time - initiate soft notify method",
     "Process finished with exit code 0",

@@ -487,11 +487,6 @@ VETOED = [
     ),
     ("gpu3:1:9 [0] NCCL WARN Cuda failure 'driver shutting down'", "nccl-driver-shutting-down"),
     ("[rank2]: step 1200: loss: nan, skipping this step", "nonfinite-step-skipped"),
-    (
-        "The node 'gpu-07_4242_0' has failed to send a keep-alive heartbeat to the rendezvous '100' due to an error "
-        "of type RendezvousConnectionError.",
-        "rendezvous-keepalive-warning",
-    ),
 ]
 
 
