@@ -384,6 +384,29 @@ FAILURES = [
         "elastic-timer-expired",
     ),
     ("ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.", "ray-worker-died"),
+    # Round 8 (tests/unit/test_catalogue_round8.py has the rest of each family).
+    ("srun: error: Job allocation 81234 has been revoked", "slurm-allocation-revoked"),
+    ("An ORTE daemon has unexpectedly failed after launch and before", "mpi-daemon-launch-failed"),
+    ("RuntimeError: CUDA error: too many resources requested for launch", "cuda-build-mismatch"),
+    ("CUDA error: MPS client failed to connect to the MPS control daemon or the MPS server", "cuda-mps-failure"),
+    (
+        "F0301 10:00:00.000000 4242 client.h:80] Terminating process because the coordinator detected missing "
+        "heartbeats. This most likely indicates that another task died; see the other task logs for more details.",
+        "xla-coordination-peer-lost",
+    ),
+    (
+        "DEADLINE_EXCEEDED: Barrier timed out. Id: [Init]Wait_for_all_tasks_to_register::0. This usually happens "
+        "because a task triggered the barrier too early or too slowly.",
+        "xla-coordination-register-timeout",
+    ),
+    ("ssh: connect to host gpu-node-3 port 22: No route to host", "ssh-launch-failed"),
+    ("Host key verification failed.", "ssh-auth-refused"),
+    (
+        "subprocess.CalledProcessError: Command '['python', 'train.py']' died with <Signals.SIGKILL: 9>.",
+        "subprocess-killed",
+    ),
+    ("[rank: 0] Handling auto-requeue signal: 10", "framework-requeue-signal"),
+    ("Error: ErrImagePull", "container-start-failed"),
 ]
 
 # Lines that look close to a failure and are not one.
