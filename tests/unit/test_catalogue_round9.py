@@ -55,7 +55,39 @@ DECIDED = [
         False,
         "socket-connect-errno",
     ),
+    # gloo's connect to a peer, in strerror's words; gloo without the interface it was told to use.
+    (
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:799] connect [10.0.0.5]:31422: "
+        "Connection refused",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        False,
+        "socket-connect-errno",
+    ),
+    (
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:799] connect [10.0.0.5]:31422: "
+        "Connection timed out",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        False,
+        "socket-connect-errno",
+    ),
+    (
+        "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:212] ifa != nullptr. "
+        "Unable to find interface for: [10.1.2.3]",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        False,
+        "gloo-no-interface",
+    ),
     # A connection that existed and broke stays comm_error's (a cascade, usually).
+    (
+        "ConnectionAbortedError: [Errno 103] Software caused connection abort",
+        C.COMM_ERROR,
+        L.AMBIGUOUS,
+        False,
+        "connection-lost",
+    ),
     ("ConnectionResetError: [Errno 104] Connection reset by peer", C.COMM_ERROR, L.AMBIGUOUS, False, "connection-lost"),
     ("BrokenPipeError: [Errno 32] Broken pipe", C.COMM_ERROR, L.AMBIGUOUS, False, "connection-lost"),
     # TCPStore 2.x: the connect / validate loop giving up.
@@ -141,6 +173,12 @@ def test_source_lines_decide_by_their_pattern(catalogue, matcher, text, cls, lay
     assert got.node_implicated is implicated
 
 
+def test_missing_gloo_interface_does_not_restart(catalogue):
+    """The host's address or GLOO_SOCKET_IFNAME is wrong: a restart finds it wrong again."""
+    book = catalogue.runbooks[C.LAUNCH]
+    assert next(p for p in book.patterns if p.id == "gloo-no-interface").recoverable_by_restart is False
+
+
 def test_registration_and_setup_refusals_do_not_restart(catalogue):
     """A provider that refuses the registration, or ports of two link layers, refuse it again."""
     book = catalogue.runbooks[C.COMM_ERROR]
@@ -164,6 +202,8 @@ BENIGN = [
     # Other errnos and their numbers in healthy text.
     "errno 110 is ETIMEDOUT; see man 3 errno",
     "Connection to coordinator.internal established (connect timeout=10)",
+    # gloo connecting, and choosing its interface.
+    "I1202 10:00:00.123456 4242 ProcessGroupGloo.cpp:742] [Rank 0]: Using network interface eth0 for gloo",
     # NCCL's network layer setting up.
     "node01:1234:1240 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_2:1/RoCE ; OOB eth0:10.0.0.1<0>",
     "node01:1234:1240 [0] NCCL INFO NET/OFI Selected Provider is efa (found 4 nics)",

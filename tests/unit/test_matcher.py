@@ -409,6 +409,10 @@ FAILURES = [
     ("Error: ErrImagePull", "container-start-failed"),
     # Round 9 (tests/unit/test_catalogue_round9.py has the rest of each family).
     ("OSError: [Errno 113] No route to host", "socket-connect-errno"),
+    (
+        "RuntimeError: [enforce fail at device.cc:212] ifa != nullptr. Unable to find interface for: [0.0.0.0]",
+        "gloo-no-interface",
+    ),
 ]
 
 # Lines that look close to a failure and are not one.
