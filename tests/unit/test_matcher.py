@@ -407,6 +407,12 @@ FAILURES = [
     ),
     ("[rank: 0] Handling auto-requeue signal: 10", "framework-requeue-signal"),
     ("Error: ErrImagePull", "container-start-failed"),
+    # Round 9 (tests/unit/test_catalogue_round9.py has the rest of each family).
+    ("OSError: [Errno 113] No route to host", "socket-connect-errno"),
+    (
+        "RuntimeError: [enforce fail at device.cc:212] ifa != nullptr. Unable to find interface for: [0.0.0.0]",
+        "gloo-no-interface",
+    ),
 ]
 
 # Lines that look close to a failure and are not one.
@@ -487,6 +493,12 @@ VETOED = [
     ),
     ("gpu3:1:9 [0] NCCL WARN Cuda failure 'driver shutting down'", "nccl-driver-shutting-down"),
     ("[rank2]: step 1200: loss: nan, skipping this step", "nonfinite-step-skipped"),
+    (
+        "WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection "
+        "broken by 'NewConnectionError('<urllib3.connection.HTTPSConnection object at 0x7f2a>: Failed to establish "
+        "a new connection: [Errno 111] Connection refused')': /simple/torch/",
+        "not-a-failure",
+    ),
 ]
 
 
