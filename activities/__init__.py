@@ -42,5 +42,6 @@ def all_activities(services: Services) -> list[Callable[..., Any]]:
         advice.publish_advice,
         advice.await_reconciliation,
         in_job.relaunch_step,
+        in_job.await_step_end,
         probe.probe_nodes,
     ]

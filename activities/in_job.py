@@ -20,9 +20,11 @@ from respawn.scheduler.errors import SchedulerError
 from respawn.scheduler.states import JobState
 from respawn.services import Services
 from respawn.sources.joblog import output_size
-from respawn.wire.incident import Relaunched, RelaunchRequest
+from respawn.wire.incident import Relaunched, RelaunchRequest, StepEndRequest
 
 _POLL_S = 0.05  # the launcher acknowledges within a moment; an incident's few reads of a small file
+# The launcher's states once its step ended: it has nothing more to say about this step.
+_ENDED = {channel.StepState.FAILED, channel.StepState.GIVING_UP, channel.StepState.SUCCEEDED}
 
 
 class InJobActivities:
@@ -76,6 +78,25 @@ class InJobActivities:
             nodes=list(ack.nodes),
             log_end=self._output_end(req.job_id),
         )
+
+    @activity.defn(name="await_step_end")
+    async def await_step_end(self, req: StepEndRequest) -> bool:
+        """Whether the job's launcher reported its step ended within `within_s` (returning as soon
+        as it does). The channel is the job's: whatever is wrong with it is a full settle, no error."""
+        ch = self._s.config.launcher_channel(req.job_id)
+        deadline = time.monotonic() + req.within_s
+        while True:
+            try:
+                status = await asyncio.to_thread(channel.read_status, ch)
+            except channel.ChannelError:
+                status = None
+            if status is not None and status.state in _ENDED:
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            activity.heartbeat()
+            await asyncio.sleep(min(_POLL_S, left))
 
     def _output_end(self, job_id: int) -> int | None:
         """Where the job's output goes now: its file's size, or under a log server now (a stream's

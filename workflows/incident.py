@@ -60,6 +60,7 @@ with workflow.unsafe.imports_passed_through():
         ProbeRequest,
         ProbeVerdict,
         RelaunchRequest,
+        StepEndRequest,
     )
     from respawn.wire.taxonomy import FailureClass
     from respawn.workflows.search import CLUSTER, FAILURE_CLASS, JOB_ID, PHASE
@@ -133,6 +134,9 @@ _PROBE_SUSPECTED_CASCADE = "probe-suspected-cascade"
 # Slurm requeues the job off it at once (the hold then holds that requeue), where a hold first
 # would wait for the dead node's answer (MessageTimeout) and the DOWN for SlurmdTimeout.
 _MARK_SILENT_DOWN = "mark-silent-down"
+# Patch: under the job's launcher the settle ends once the launcher reports the step ended
+# (all of srun's output is written then), not after the whole settle window.
+_SETTLE_ON_STEP_END = "settle-on-step-end"
 
 
 def _cascade(assessment: Assessment) -> bool:
@@ -250,7 +254,14 @@ class IncidentWorkflow:
         )
 
         # Coalesce: the other ranks' lines and Slurm's verdict arrive within a second.
-        await workflow.sleep(timedelta(seconds=inp.settle_s))
+        if first.launched and inp.settle_s > 0 and workflow.patched(_SETTLE_ON_STEP_END):
+            await workflow.execute_activity_method(
+                InJobActivities.await_step_end,
+                StepEndRequest(cluster=inp.cluster, job_id=inp.job_id, within_s=inp.settle_s),
+                **_long_poll(inp.settle_s),
+            )
+        else:
+            await workflow.sleep(timedelta(seconds=inp.settle_s))
         gathered, assessment = await self._assess(iid, inp)
         confirming = workflow.patched(_CONFIRM_INTERRUPTION)
         probed = None

@@ -440,7 +440,18 @@ class Detector:
             telemetry.RECOVERY_DURATION.labels(kind=telemetry.kind(outcome.recovered.kind)).observe(
                 telemetry.seconds(outcome.recovered.at, now)
             )
-        return list(outcome.detections)
+        detections = list(outcome.detections)
+        if detections and self._launched(job):
+            detections = [d.model_copy(update={"launched": True}) for d in detections]
+        return detections
+
+    def _launched(self, job: JobInfo) -> bool:
+        """Whether the job's launcher runs its step: its channel has a status. Read only for a
+        job with news this poll (a small file, for few jobs)."""
+        try:
+            return channel.read_status(self._s.config.launcher_channel(job.job_id)) is not None
+        except channel.ChannelError:
+            return False  # the job's own channel: its trouble costs it only the shorter settle
 
     def _relaunches(self, job: JobInfo, state: WatchState) -> int | None:
         """The job's launcher's relaunch count, read only while the running job recovers from a

@@ -58,6 +58,9 @@ class Detection(BaseModel):
     step_seconds: float | None = None
     checkpoint_interval_s: float | None = None  # the job's seconds between checkpoints, and a save's own
     checkpoint_save_s: float | None = None
+    # The job's launcher runs its step (docs/launcher.md; its channel has a status): the incident's
+    # settle ends once the launcher reports the step ended, when all of srun's output is written.
+    launched: bool = False
 
 
 class IncidentInput(BaseModel):
@@ -244,6 +247,14 @@ class RelaunchRequest(BaseModel):
     exclude: list[str] = Field(default_factory=list)  # empty: the same nodes
     reason: str = ""
     timeout_s: float  # for the launcher's acknowledgement
+
+
+class StepEndRequest(BaseModel):
+    """The settle of an incident whose job runs under its launcher: until the step ended, at most `within_s`."""
+
+    cluster: str
+    job_id: int
+    within_s: float
 
 
 class Relaunched(BaseModel):

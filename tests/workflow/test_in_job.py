@@ -22,6 +22,7 @@ from respawn.wire.incident import (
     Phase,
     Relaunched,
     RelaunchRequest,
+    StepEndRequest,
     incident_id,
 )
 from respawn.workflows.incident import IncidentWorkflow
@@ -47,6 +48,7 @@ class InJobFakes(Fakes):
         self.done = done
         self.relaunches: list[RelaunchRequest] = []
         self.follows: list[FollowRequest] = []
+        self.step_ends: list[StepEndRequest] = []
 
     def activities(self):
         @activity.defn(name="relaunch_step")
@@ -57,6 +59,12 @@ class InJobFakes(Fakes):
                 return Relaunched(done=False, detail="no acknowledgement within 60 s", generation=1)
             return Relaunched(done=True, detail="relaunched on n1,n3,n4", generation=1, nodes=["n1", "n3"], log_end=150)
 
+        @activity.defn(name="await_step_end")
+        async def step_end(req: StepEndRequest) -> bool:
+            self.calls.append("await_step_end")
+            self.step_ends.append(req)
+            return True  # the launcher already reports the step failed
+
         @activity.defn(name="await_progress")
         async def progress(req: FollowRequest):
             self.follows.append(req)
@@ -64,7 +72,7 @@ class InJobFakes(Fakes):
 
         base = super().activities()
         original = next(a for a in base if a.__name__ == "progress")
-        return [a for a in base if a.__name__ != "progress"] + [relaunch, progress]
+        return [a for a in base if a.__name__ != "progress"] + [relaunch, step_end, progress]
 
 
 async def test_a_replaced_node_is_relaunched_in_the_allocation_and_followed_without_a_requeue(env):
@@ -76,12 +84,22 @@ async def test_a_replaced_node_is_relaunched_in_the_allocation_and_followed_with
     assert fakes.calls.index("record:decided") < fakes.calls.index("relaunch_step")
     assert fakes.calls.index("relaunch_step") < fakes.calls.index("record:relaunched")
     assert not {"hold_job", "exclude_nodes", "release_job", "await_next_attempt"} & set(fakes.calls)
+    assert "await_step_end" not in fakes.calls  # a detection that does not say the job is launched: the timer
     assert fakes.relaunches[0].exclude == ["n2"] and fakes.relaunches[0].attempt == 0
     # The same attempt trains again: followed from where the evidence ended.
     assert fakes.follows[0].in_job and fakes.follows[0].log_offset == 100
     relaunched = next(e for e in fakes.events if e.event_type is EventType.RELAUNCHED)
     assert relaunched.details["rung"] == "replace_node" and relaunched.details["excluded"] == ["n2"]
     assert relaunched.nodes == ["n1", "n3"] and relaunched.acted
+
+
+async def test_under_its_launcher_the_settle_ends_once_the_launcher_reports_the_step_ended(env):
+    fakes = InJobFakes([XID], REPLACE)
+    result = await run_incident(env, fakes, launched=True)
+    assert result.phase is Phase.RESUMED and result.relaunched
+    # Asked before the evidence is gathered, for no longer than the settle window.
+    assert fakes.calls.index("await_step_end") < fakes.calls.index("gather_evidence")
+    assert fakes.step_ends == [StepEndRequest(cluster="c", job_id=5, within_s=1.0)]
 
 
 async def test_a_relaunch_not_done_falls_back_to_the_requeue_without_the_node(env):

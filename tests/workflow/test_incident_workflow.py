@@ -180,9 +180,12 @@ async def run_incident(
     operator=None,
     acting: Acting = Acting.RESPAWN,
     mark_silent_down: bool = False,
+    launched: bool = False,
 ) -> IncidentResult:
     queue = f"q-{uuid.uuid4()}"
-    detection = Detection(kind=DetectionKind.LOG_LINE, at=datetime.now(UTC), job_id=5, attempt=0, line="Xid 79")
+    detection = Detection(
+        kind=DetectionKind.LOG_LINE, at=datetime.now(UTC), job_id=5, attempt=0, line="Xid 79", launched=launched
+    )
     async with Worker(
         env.client,
         task_queue=queue,

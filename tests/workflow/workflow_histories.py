@@ -62,6 +62,8 @@ CATALOGUE: dict[str, list[str]] = {
     # tests/workflow/test_in_job.py (recorded with the patch "in-job-rungs")
     "test_a_replaced_node_is_relaunched_in_the_allocation_and_followed_without_a_requeue": ["in_job_relaunched"],
     "test_a_relaunch_not_done_falls_back_to_the_requeue_without_the_node": ["in_job_fell_back"],
+    # ... (recorded with the patch "settle-on-step-end")
+    "test_under_its_launcher_the_settle_ends_once_the_launcher_reports_the_step_ended": ["in_job_settled_on_step_end"],
     # tests/workflow/test_cascade_probe.py (recorded with the patch "probe-cascade")
     "test_every_node_answering_decides_at_once_without_waiting_for_slurm": ["cascade_probed_all_answered"],
     "test_a_silent_node_is_blamed_as_if_slurm_had_called_it_down": ["cascade_probed_silent"],
