@@ -13,7 +13,11 @@ from respawn.sandbox.workload import faults
 from respawn.sandbox.workload.faults import FaultKind
 from respawn.sandbox.workload.submit import output_path
 from tests.integration.test_launcher import resumed_after, saved_steps, submit_launched
-from tests.integration.test_workload import cancel_after  # noqa: F401 (a fixture)
+from tests.integration.test_workload import (
+    SAVED,
+    cancel_after,  # noqa: F401 (a fixture)
+    lines,
+)
 from tests.recovery_stack import Cluster, respawn_running, until
 
 ACTION = '{"respawn":{"environment":"demo","mode":"action"}}'
@@ -32,15 +36,23 @@ def cluster(sandbox):
         yield Cluster(sandbox, config)
 
 
-async def fault_after_a_checkpoint(cluster: Cluster, monkeypatch, jobs: list[int], kind: FaultKind) -> tuple[int, int]:
-    """The launched job, `kind` injected into node2's rank once it saved a checkpoint: the
-    job id and the newest checkpoint's step."""
+async def fault_after_a_checkpoint(cluster: Cluster, monkeypatch, jobs: list[int], kind: FaultKind) -> int:
+    """The launched job, `kind` injected into node2's rank once it saved a checkpoint: its id."""
     job_id, ch = submit_launched(cluster.lab, monkeypatch, jobs, wait_s=60, steps=80, comment=ACTION)
     out = output_path(cluster.lab, job_id)
     await until(lambda: (s := channel.read_status(ch)) is not None and s.state == "running", 60, "the step to run")
     await until(lambda: saved_steps(out), 120, "a checkpoint")
     faults.inject(cluster.lab, job_id, "node2", kind)
-    return job_id, max(saved_steps(out))
+    return job_id
+
+
+def newest_before(out, marker: str) -> int:
+    """The newest checkpoint saved before the launcher's line `marker`: what the relaunched
+    step resumes from (an Xid fires at the rank's next step, maybe a checkpoint after the
+    injection)."""
+    text = lines(out)
+    before = text[: next(i for i, line in enumerate(text) if marker in line)]
+    return max(int(m["step"]) for line in before if (m := SAVED.match(line)))
 
 
 def ordered(cluster: Cluster, job_id: int) -> list[EventType]:
@@ -48,9 +60,10 @@ def ordered(cluster: Cluster, job_id: int) -> list[EventType]:
 
 
 async def test_a_rank_crash_with_no_node_to_blame_is_relaunched_in_place(cluster, monkeypatch, jobs):
-    job_id, newest = await fault_after_a_checkpoint(cluster, monkeypatch, jobs, FaultKind.CRASH)
+    job_id = await fault_after_a_checkpoint(cluster, monkeypatch, jobs, FaultKind.CRASH)
 
     await until(lambda: EventType.INCIDENT_CLOSED in cluster.types(job_id), 90, "the incident to close")
+    newest = newest_before(output_path(cluster.lab, job_id), "instruction 1 from")
     assert ordered(cluster, job_id)[-5:] == [
         EventType.ATTRIBUTED,
         EventType.DECIDED,
@@ -89,9 +102,10 @@ def assert_prepared_steps_were_silent(out) -> None:
 
 
 async def test_an_xid_on_node2_relaunches_on_the_spare_without_it(cluster, monkeypatch, jobs):
-    job_id, newest = await fault_after_a_checkpoint(cluster, monkeypatch, jobs, FaultKind.XID)
+    job_id = await fault_after_a_checkpoint(cluster, monkeypatch, jobs, FaultKind.XID)
 
     await until(lambda: EventType.RELAUNCHED in cluster.types(job_id), 90, "the relaunch")
+    newest = newest_before(output_path(cluster.lab, job_id), "instruction 1 from")
     rows = cluster.events(job_id)
     decided = next(r for r in rows if r.event_type is EventType.DECIDED)
     assert (decided.failure_class, decided.action, decided.nodes) == ("gpu_hardware", "replace_node", ["node2"])
