@@ -423,6 +423,10 @@ class DetectorSettings(_Strict):
     # Detections of one interruption arrive over a second or so: wait this long
     # before gathering evidence so they are read as one incident.
     settle_s: float = Field(default=1.0, ge=0, le=60)
+    # A node Slurm flags NOT_RESPONDING (not yet DOWN) counts as lost once flagged this long:
+    # one message timing out to a busy slurmd sets the flag for a second or two, a node cut
+    # off keeps it until SlurmdTimeout makes it DOWN (respawn/detection/rules.py `down`).
+    not_responding_s: float = Field(default=5.0, ge=0, le=600)
     # A communication error is often the echo of a node that died: wait this
     # long for Slurm to notice a dead node before blaming nobody.
     cascade_wait_s: float = Field(default=20.0, ge=0, le=600)

@@ -98,6 +98,7 @@ class Detector:
         self._started = datetime.now(UTC)
         self._unsent: list[tuple[JobInfo, Enrolment, Detection]] = []  # not delivered yet: Temporal was down
         self._listing: tuple[float, list[JobInfo]] | None = None  # the last poll's jobs, and when it read them
+        self._not_responding: dict[str, float] = {}  # node -> since when Slurm has flagged it (monotonic)
         self._watchdog = Watchdog(services.config, services.slurm, services.audit)
         config = services.config
         self._rules = RuleSettings(
@@ -169,7 +170,9 @@ class Detector:
         jobs, nodes = await asyncio.gather(self._s.slurm.jobs(), self._s.slurm.nodes())
         self._listing = (time.monotonic(), jobs)
         self._forget(jobs)
-        down = rules.down(nodes)
+        down, self._not_responding = rules.down(
+            nodes, time.monotonic(), self._not_responding, self._s.config.detector.not_responding_s
+        )
         kernel_hits, streamed = await self._read_logs(jobs, nodes)
         metric_hits = await self._metric_hits()
         # Every job's reading in one hand-off to a thread: file reads and audit rows, not the loop's.

@@ -92,7 +92,7 @@ class Seen:
 
     now: datetime  # when the poll looked
     lines: Sequence[str] = ()  # the job's new output
-    down: AbstractSet[str] = frozenset()  # nodes Slurm calls DOWN (`down`)
+    down: AbstractSet[str] = frozenset()  # nodes Slurm calls DOWN, or flagged NOT_RESPONDING long enough (`down`)
     kernel: Mapping[str, NodeFact] = field(default_factory=dict)  # node -> its newest fatal kernel-log line
     metrics: Mapping[str, NodeFact] = field(default_factory=dict)  # node -> its new fault in the GPU metrics
     findings: Sequence[Finding] = ()  # what the job's rhythm finds wrong (hangs, stragglers)
@@ -127,16 +127,28 @@ class Outcome:
     recovered: Fault | None = None  # the fault a later attempt recovered from in this poll
 
 
-def down(nodes: Iterable[NodeInfo]) -> frozenset[str]:
-    """The nodes Slurm calls DOWN, its verdict: once per poll, for every job.
+def down(
+    nodes: Iterable[NodeInfo], now: float, flagged: Mapping[str, float], hold_s: float
+) -> tuple[frozenset[str], dict[str, float]]:
+    """The nodes Slurm calls DOWN, or has flagged NOT_RESPONDING for `hold_s` or longer (once
+    per poll, for every job); and, for the next poll, since when each flagged node has been.
 
-    A node only flagged NOT_RESPONDING is not one. slurmctld sets the flag as soon as one
-    message to the node's slurmd times out (a slurmd busy with a step's kill does, for a
-    couple of seconds) and clears it at the next answer: read as a node lost, it relaunched
-    a healthy job elsewhere. A dead node shows sooner in its job's own errors (the probe of
-    the nodes then confirms it) and is DOWN after SlurmdTimeout. Once an interruption is
-    confirmed, attribution still counts a not-responding node (activities/evidence.py)."""
-    return frozenset(n.name for n in nodes if n.state.lower().startswith("down"))
+    A flag alone is no verdict: slurmctld sets it as soon as one message to the node's slurmd
+    times out (a slurmd busy with a step's kill does, for a second or two) and clears it at
+    the next answer; read at once as a node lost, it relaunched a healthy job elsewhere. A
+    node cut off stays flagged until Slurm calls it DOWN (SlurmdTimeout later), so one
+    flagged for `hold_s` (detector.not_responding_s) is taken as lost before that. `now` and
+    `flagged` are monotonic seconds."""
+    lost: set[str] = set()
+    since: dict[str, float] = {}
+    for n in nodes:
+        if n.state.lower().startswith("down"):
+            lost.add(n.name)
+        elif "not_responding" in {f.lower() for f in n.flags}:
+            since[n.name] = flagged.get(n.name, now)
+            if now - since[n.name] >= hold_s:
+                lost.add(n.name)
+    return frozenset(lost), since
 
 
 def first_seen(job: JobInfo, since: datetime, catch_up: timedelta) -> WatchState:

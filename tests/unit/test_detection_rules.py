@@ -206,16 +206,25 @@ def test_a_job_that_ended_before_the_detector_started_is_history():
 # --- Nodes ----------------------------------------------------------------------------------
 
 
-def test_nodes_slurm_calls_down_and_not_those_only_not_responding():
-    """NOT_RESPONDING is one message that timed out (a busy slurmd), cleared at its next answer:
-    no verdict on the node, so no detection of a running job (it relaunched healthy jobs)."""
+def test_nodes_slurm_calls_down_and_those_not_responding_for_long_enough():
+    """NOT_RESPONDING is at first one message that timed out (a busy slurmd), cleared at its
+    next answer: no verdict (read at once, it relaunched healthy jobs). A node cut off stays
+    flagged: once for `hold_s`, it is lost, before Slurm calls it DOWN."""
     nodes = [
         NodeInfo(name="node1", state="down"),
         NodeInfo(name="node2", state="allocated", flags=["NOT_RESPONDING"]),
         NodeInfo(name="node3", state="allocated", flags=["DRAIN"]),
         NodeInfo(name="node4", state="idle"),
     ]
-    assert rules.down(nodes) == {"node1"}
+    lost, since = rules.down(nodes, 100.0, {}, 5.0)
+    assert lost == {"node1"} and since == {"node2": 100.0}
+    lost, since = rules.down(nodes, 104.9, since, 5.0)
+    assert lost == {"node1"} and since == {"node2": 100.0}
+    assert rules.down(nodes, 105.0, since, 5.0)[0] == {"node1", "node2"}
+    # Answering again clears it: a later flag starts its own clock.
+    healthy = [NodeInfo(name="node2", state="allocated")]
+    assert rules.down(healthy, 106.0, since, 5.0) == (frozenset(), {})
+    assert rules.down(nodes, 107.0, {}, 5.0)[1] == {"node2": 107.0}
 
 
 def test_a_node_of_the_job_going_down_is_a_detection_once_it_runs(matcher):
