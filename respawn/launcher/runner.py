@@ -60,8 +60,6 @@ class _Prepared:
         self.proc, self.nodes, self.mark, self.tasks = proc, nodes, mark, tasks
 
     def ready(self) -> bool:
-        if self.proc.poll() is not None:
-            return False
         return all(os.path.lexists(f"{self.mark}-{rank}") for rank in range(self.tasks))
 
 
@@ -103,8 +101,8 @@ class Launcher:
         self.exit_code: int | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._signal: int | None = None
-        # A prepared step only for a command it can run (task.warmable): else every relaunch is cold.
-        self.prepare = list(prepare) if prepare and task.warmable(self.command) else []
+        # A prepared step only for a command it can run (task.preparable): else every relaunch is cold.
+        self.prepare = list(prepare) if prepare and task.preparable(self.command) else []
         if prepare and not self.prepare:
             self._say(f"cannot prepare {' '.join(self.command[:2])!r} ahead: relaunches start a step of their own")
         self._prepared: _Prepared | None = None
@@ -196,7 +194,20 @@ class Launcher:
 
     def srun_argv(self, *, prepared: bool = False) -> list[str]:
         n = len(self.step_nodes)
-        wrapper = [self.command[0], "-S", str(TASK_WRAPPER), task.PREPARED, ",".join(self.prepare), "--"]
+        if prepared:
+            # Beside the running step, on the same CPUs; in the command's own interpreter, the one
+            # that imports the modules and then runs the program.
+            wrapper = [
+                "--overlap",
+                self.command[0],
+                "-S",
+                str(TASK_WRAPPER),
+                task.PREPARED,
+                ",".join(self.prepare),
+                "--",
+            ]
+        else:
+            wrapper = [sys.executable, "-S", str(TASK_WRAPPER)]  # the standard library only: a quick start
         return [
             self.srun,
             f"--nodes={n}",
@@ -205,8 +216,7 @@ class Launcher:
             f"--nodelist={','.join(self.step_nodes)}",
             # One rank dying ends the step at once instead of leaving its peers blocked in a collective.
             "--kill-on-bad-exit=1",
-            # A prepared step waits beside the running one, on the same CPUs.
-            *(["--overlap", *wrapper] if prepared else [sys.executable, "-S", str(TASK_WRAPPER)]),
+            *wrapper,
             *self.command,
         ]
 
@@ -219,9 +229,10 @@ class Launcher:
         mark = self._no_requeue_mark()
         mark.unlink(missing_ok=True)
         prepared, self._prepared = self._prepared, None
+        warm = False
         if prepared is not None and prepared.nodes == self.step_nodes and self._until_ready(prepared):
             prepared.proc.send_signal(task.GO)  # srun forwards it to every task
-            self._proc, how = prepared.proc, "started from the prepared step"
+            self._proc, how, warm = prepared.proc, "started from the prepared step", True
         else:
             if prepared is not None:
                 self._stand_down(prepared)
@@ -230,7 +241,7 @@ class Launcher:
         self._started_at = self._clock()
         self._say(f"step {how} on {','.join(self.step_nodes)} (in-job restarts {self.restarts})")
         self._status(StepState.RUNNING, f"running on {','.join(self.step_nodes)}")
-        return self._proc is not None and prepared is not None and self._proc is prepared.proc
+        return warm
 
     def _until_ready(self, prepared: _Prepared) -> bool:
         deadline = self._clock() + READY_WAIT_S

@@ -60,12 +60,12 @@ def prepared_program(argv: list[str]) -> tuple[list[str], list[str]]:
         raise SystemExit("respawn-task: --prepared MODULES -- PYTHON [-u] SCRIPT|-m MODULE ARGS...")
     modules = [m for m in argv[0].split(",") if m]
     program = argv[3:]  # argv[2] is the interpreter: this one
-    if not warmable(argv[2:]):
+    if not preparable(argv[2:]):
         raise SystemExit(f"respawn-task: cannot run {' '.join(argv[2:4])!r} prepared")
     return modules, program
 
 
-def warmable(command: list[str]) -> bool:
+def preparable(command: list[str]) -> bool:
     """Whether a prepared step can run `command`: a Python interpreter with at most -u, then a
     script or -m MODULE (anything else runs only as a step of its own)."""
     if not command or not os.path.basename(command[0]).startswith("python"):

@@ -14,6 +14,8 @@ from respawn.audit.trail import EventType
 from respawn.config.cluster import ClusterConfig
 from respawn.detection import detector as detector_module
 from respawn.detection.detector import Detector
+from respawn.launcher import channel
+from respawn.launcher.channel import Status, StepState
 from respawn.scheduler.slurm import JobInfo, NodeInfo
 from respawn.services import build_services
 
@@ -161,3 +163,24 @@ async def test_the_watchdog_uses_the_polls_listing(polled) -> None:
     await detector.check_holds()
     await detector.check_holds()
     assert slurm.listings == 1 and slurm.reads == 0
+
+
+async def test_a_launched_jobs_detections_say_so_and_a_planted_channel_is_only_a_plain_job(polled) -> None:
+    """The incident's settle ends on the launcher's word only for a job whose channel has a
+    status (docs/launcher.md, "Settle"); the channel is the job's own, so what is planted in it
+    costs the job that shorter settle and nothing else."""
+    detector, slurm, _, folder = polled
+    slurm.listing = [_job(3, "RUNNING"), _job(4, "RUNNING"), _job(5, "RUNNING")]
+    await detector.poll_once()
+    launched = channel.channel_dir(folder / "slurm-3.out", 3)
+    channel.create_channel(launched)
+    status = Status(
+        job_id=3, state=StepState.FAILED, step_nodes=["node1"], spares=[], excluded=[], updated_at=channel.now()
+    )
+    channel.write_status(launched, status)
+    planted = channel.channel_dir(folder / "slurm-4.out", 4)
+    planted.symlink_to(launched)  # a link to another job's channel is no channel
+    for job_id in (3, 4, 5):
+        (folder / f"slurm-{job_id}.out").write_text(FAILURE + "\n")
+    found = {d.job_id: d.launched for d in await detector.poll_once()}
+    assert found == {3: True, 4: False, 5: False}

@@ -114,8 +114,8 @@ def test_a_prepared_module_runs_with_m_and_a_crash_ends_the_task_as_it_would(tmp
 
 
 def test_only_python_scripts_and_modules_can_be_prepared():
-    from respawn.launcher.task import warmable
+    from respawn.launcher.task import preparable
 
-    assert warmable(["python", "train.py"]) and warmable(["/v/bin/python3", "-u", "-m", "pkg.train", "--x"])
-    assert not warmable(["torchrun", "train.py"]) and not warmable(["python", "-c", "pass"])
-    assert not warmable(["python", "-X", "dev", "train.py"]) and not warmable(["python"])
+    assert preparable(["python", "train.py"]) and preparable(["/v/bin/python3", "-u", "-m", "pkg.train", "--x"])
+    assert not preparable(["torchrun", "train.py"]) and not preparable(["python", "-c", "pass"])
+    assert not preparable(["python", "-X", "dev", "train.py"]) and not preparable(["python"])

@@ -141,8 +141,8 @@ def rank_pids(lab: Lab, job_id: int, node: str) -> list[int]:
     Only python processes count: slurmstepd and the batch script's srun carry the
     same job environment, and killing them is a different fault. Nor do the tasks of a
     prepared step (respawn/launcher/task.py): no rank yet, they are named `respawn-prepare`
-    until told to run. SLURM_CONF tells
-    this lab's jobs from another lab's, whose job ids start at 1 as well.
+    until told to run. SLURM_CONF tells this lab's jobs from another lab's, whose job ids
+    start at 1 as well.
     """
     want = {"SLURM_CONF": str(lab.slurm_conf), "SLURM_JOB_ID": str(job_id), "SLURMD_NODENAME": node}
     pids = []
