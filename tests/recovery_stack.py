@@ -15,7 +15,7 @@ from respawn.config.cluster import ClusterConfig, Environment, LogSettings, Sche
 from respawn.sandbox.demo import RespawnProcesses, wait_for_first_poll
 from respawn.sandbox.lab import Lab
 from respawn.sandbox.labconfig import lab_config
-from respawn.sandbox.polling import until
+from respawn.sandbox.polling import Timeout, until
 from respawn.sandbox.workload.submit import output_path
 from respawn.scheduler.slurm import JobInfo, Slurm
 from respawn.scheduler.transport import LocalTransport
@@ -128,8 +128,31 @@ class Cluster:
         )
 
     async def wait_state(self, job_id: int, states: set[str], timeout: float = 180, min_restarts: int = 0) -> JobInfo:
+        seen: list[JobInfo] = []
+
         async def probe():
             job = await self.job(job_id)
+            seen[:] = [job]
             return job if job.state in states and job.restart_count >= min_restarts else None
 
-        return await until(probe, timeout, f"job {job_id} to reach {states}")
+        try:
+            return await until(probe, timeout, f"job {job_id} to reach {states}")
+        except Timeout as timeout_:
+            # Where the job was and what Respawn recorded: a CI run leaves nothing else to read.
+            job = seen[0] if seen else None
+            where = (
+                f"{job.state} {job.state_reason} restarts={job.restart_count} nodes={job.nodes}"
+                if job
+                else "never read"
+            )
+            audit = [t.value for t in self.types(job_id)]
+            raise Timeout(f"{timeout_}; job: {where}; audit: {audit}{self._complaints()}") from None
+
+    def _complaints(self, last: int = 8) -> str:
+        """The last warnings and errors of the Respawn processes' logs, one block per log."""
+        blocks = []
+        for log in sorted(self.lab.log_dir.glob("respawn-*.log")):
+            lines = [ln for ln in log.read_text(errors="replace").splitlines() if " WARNING " in ln or " ERROR " in ln]
+            if lines:
+                blocks.append(f"\n{log.name}:\n  " + "\n  ".join(lines[-last:]))
+        return "".join(blocks)
