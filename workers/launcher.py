@@ -1,6 +1,6 @@
 """The in-job launcher's process (docs/launcher.md), run by the batch script:
 
-    exec python -m respawn.workers.launcher --spares 1 [--channel DIR] [--wait-s S] [--prepare torch] -- python train.py ...
+    exec python -m respawn.workers.launcher --spares 1 [--min-nodes N] [--channel DIR] [--wait-s S] [--prepare torch] -- python train.py ...
 
 It runs on the job's batch host only, and imports nothing heavy.
 """
@@ -32,6 +32,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="start the next relaunch ahead, these modules imported (e.g. torch); the command must be python SCRIPT or -m",
     )
     parser.add_argument(
+        "--min-nodes",
+        type=int,
+        default=None,
+        help="the fewest nodes the step can run on (it can shrink when no spare is left); default: as many as it starts on",
+    )
+    parser.add_argument(
         "--ntasks-per-node", type=int, default=int(os.environ.get("SLURM_NTASKS_PER_NODE", "1").split("(")[0] or 1)
     )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the step's command")
@@ -56,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         channel_dir=args.channel or default_channel_dir(job_id),
         tasks_per_node=args.ntasks_per_node,
         prepare=args.prepare,
+        min_nodes=args.min_nodes,
     )
     return launcher.run()
 

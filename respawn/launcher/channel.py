@@ -4,6 +4,7 @@ in one directory per job (docs/launcher.md).
     instruction.json   written by Respawn: the newest instruction (incident, generation, action)
     ack-<generation>.json   written by the launcher once it carried that generation out (or could not)
     status.json        written by the launcher on every change of its step
+    .go-<n>.json       written by the launcher before it starts prepared step n: its ranks
 
 Every file is written whole or not at all (a temporary file in the same directory,
 then a rename), so a reader never sees half of one, and a crash of either side
@@ -126,6 +127,14 @@ class Status(_Message):
     updated_at: datetime
 
 
+class GoPlan(_Message):
+    """What a prepared step's tasks read at the go (task.py reads it with the standard library):
+    the new step's nodes, rank 0's first, and its tasks per node."""
+
+    nodes: Annotated[list[NodeName], Field(min_length=1, max_length=MAX_NODES)]
+    tasks_per_node: int = Field(ge=1)
+
+
 M = TypeVar("M", bound=_Message)
 
 
@@ -211,6 +220,10 @@ def write_ack(directory: Path, ack: Ack) -> None:
 
 def write_status(directory: Path, status: Status) -> None:
     _write(directory, STATUS, status)
+
+
+def write_go_plan(directory: Path, name: str, plan: GoPlan) -> None:
+    _write(directory, name, plan)
 
 
 def last_acked_generation(directory: Path) -> int:

@@ -10,13 +10,15 @@ it ends:
 - anything else: status `failed`, then up to `wait_s` for an instruction:
   `relaunch` (the same nodes: the trainer resumes from its last checkpoint),
   `relaunch_excluding` (the excluded nodes replaced by spares; too few spares:
-  ack done=false and give up) or `give_up`. No instruction in time: give up.
+  on fewer nodes down to `min_nodes` where the job says it can shrink, else ack
+  done=false and give up) or `give_up`. No instruction in time: give up.
 
 Giving up exits with the step's exit code, so the job ends as it would have
 without the launcher and the scheduler-level rungs take over. With `prepare`
-(modules to import, e.g. torch), the next relaunch on the same nodes is started
-ahead as a prepared step that has imported them and waits (task.py): a relaunch in
-place then starts it, skipping srun's launch and the framework's import. An instruction
+(modules to import, e.g. torch), the next relaunch is started ahead as a prepared step
+on the step's nodes and the spares that has imported them and waits (task.py): a relaunch
+in place, on a spare or on fewer nodes then starts it, its go plan handing each task its
+rank in the new step, skipping srun's launch and the framework's import. An instruction
 that arrives while the step still runs (a hang: no exit to wait for) stops the
 step first. SIGTERM or SIGINT (scancel, a requeue) is forwarded to the step and
 the launcher exits once it is gone. Each relaunch is acknowledged once its new
@@ -35,7 +37,7 @@ from types import FrameType
 from typing import TextIO
 
 from respawn.launcher import channel, task
-from respawn.launcher.channel import Ack, Action, ChannelError, Instruction, Status, StepState
+from respawn.launcher.channel import Ack, Action, ChannelError, GoPlan, Instruction, Status, StepState
 
 EXIT_NO_REQUEUE = task.EXIT_NO_REQUEUE  # nvidia-resiliency-ext: the job asks not to be requeued
 # Each task runs under this wrapper (its docstring says why): it marks a 93 and is otherwise invisible.
@@ -51,13 +53,15 @@ READY_WAIT_S = 30.0
 # A failed step's launcher reads the channel this often for its instruction: the incident
 # waits on it, and only for the few seconds of an incident (a running step's poll is poll_s).
 INSTRUCTION_POLL_S = 0.05
+SINFO_TIMEOUT_S = 5.0  # the state of the nodes a prepared step spans beyond the new step's
 
 
 class _Prepared:
-    """The next relaunch, started ahead on `nodes`: ready once every task marked itself."""
+    """The next relaunch, started ahead on `nodes` (the step's and the spares): ready once
+    every task marked itself; its tasks learn their ranks from the plan named `plan`."""
 
-    def __init__(self, proc: "subprocess.Popen[bytes]", nodes: list[str], mark: Path, tasks: int) -> None:
-        self.proc, self.nodes, self.mark, self.tasks = proc, nodes, mark, tasks
+    def __init__(self, proc: "subprocess.Popen[bytes]", nodes: list[str], mark: Path, tasks: int, plan: str) -> None:
+        self.proc, self.nodes, self.mark, self.tasks, self.plan = proc, nodes, mark, tasks, plan
 
     def ready(self) -> bool:
         return all(os.path.lexists(f"{self.mark}-{rank}") for rank in range(self.tasks))
@@ -79,6 +83,7 @@ class Launcher:
         log: TextIO = sys.stderr,
         clock: Callable[[], float] = time.monotonic,
         prepare: Sequence[str] = (),
+        min_nodes: int | None = None,
     ) -> None:
         if not command:
             raise ValueError("no command to run")
@@ -86,6 +91,10 @@ class Launcher:
             raise ValueError(f"{spares} spare(s) leave no node of {len(nodes)} for the step")
         self.command = list(command)
         self.step_nodes = list(nodes[: len(nodes) - spares])
+        # The fewest nodes the job says its step can run on (it can shrink); None: exactly as many as it started on.
+        self.min_nodes = len(self.step_nodes) if min_nodes is None else min_nodes
+        if not 1 <= self.min_nodes <= len(self.step_nodes):
+            raise ValueError(f"the step runs on {len(self.step_nodes)} node(s): it cannot need {self.min_nodes}")
         self.spares = list(nodes[len(nodes) - spares :])
         self.excluded: list[str] = []
         self.channel_dir = channel_dir
@@ -177,9 +186,11 @@ class Launcher:
             return f"not in this job's allocation: {','.join(unknown)}"
         spares = [n for n in self.spares if n not in nodes]
         out = [n for n in self.step_nodes if n in nodes]
-        if len(out) > len(spares):
-            return f"{len(out)} node(s) to replace and {len(spares)} spare(s) left"
-        self.step_nodes = [spares.pop(0) if n in nodes else n for n in self.step_nodes]
+        if len(self.step_nodes) - len(out) + len(spares) < self.min_nodes:
+            return f"{len(out)} node(s) to replace and {len(spares)} spare(s) left (the step needs {self.min_nodes})"
+        # Each excluded node's ranks go to a spare while one is left, else the step shrinks.
+        replaced = [spares.pop(0) if n in nodes and spares else n for n in self.step_nodes]
+        self.step_nodes = [n for n in replaced if n not in nodes]
         self.spares = spares
         self.excluded += [n for n in nodes if n not in self.excluded]
         return None
@@ -192,8 +203,8 @@ class Launcher:
 
     # --- the step ---
 
-    def srun_argv(self, *, prepared: bool = False) -> list[str]:
-        n = len(self.step_nodes)
+    def srun_argv(self, nodes: Sequence[str], *, prepared: bool = False) -> list[str]:
+        n = len(nodes)
         if prepared:
             # Beside the running step, on the same CPUs; in the command's own interpreter, the one
             # that imports the modules and then runs the program.
@@ -213,7 +224,7 @@ class Launcher:
             f"--nodes={n}",
             f"--ntasks={n * self.tasks_per_node}",
             f"--ntasks-per-node={self.tasks_per_node}",
-            f"--nodelist={','.join(self.step_nodes)}",
+            f"--nodelist={','.join(nodes)}",
             # One rank dying ends the step at once instead of leaving its peers blocked in a collective.
             "--kill-on-bad-exit=1",
             *wrapper,
@@ -229,19 +240,58 @@ class Launcher:
         mark = self._no_requeue_mark()
         mark.unlink(missing_ok=True)
         prepared, self._prepared = self._prepared, None
-        warm = False
-        if prepared is not None and prepared.nodes == self.step_nodes and self._until_ready(prepared):
-            prepared.proc.send_signal(task.GO)  # srun forwards it to every task
-            self._proc, how, warm = prepared.proc, "started from the prepared step", True
+        warm = prepared is not None and self._go(prepared)
+        if warm:
+            assert prepared is not None
+            self._proc, how = prepared.proc, "started from the prepared step"
         else:
             if prepared is not None:
                 self._stand_down(prepared)
             env = {**os.environ, "RESPAWN_NO_REQUEUE_MARK": str(mark)}
-            self._proc, how = subprocess.Popen(self.srun_argv(), stdin=subprocess.DEVNULL, env=env), "started"
+            argv = self.srun_argv(self.step_nodes)
+            self._proc, how = subprocess.Popen(argv, stdin=subprocess.DEVNULL, env=env), "started"
         self._started_at = self._clock()
         self._say(f"step {how} on {','.join(self.step_nodes)} (in-job restarts {self.restarts})")
         self._status(StepState.RUNNING, f"running on {','.join(self.step_nodes)}")
         return warm
+
+    def _go(self, prepared: _Prepared) -> bool:
+        """Start the step from `prepared`, its plan written first; False where it cannot serve.
+
+        It spans nodes the new step may not use (a spare kept, the excluded node): the step
+        ends if one of those is lost, as every step of a node does, so none may be lost now.
+        """
+        if not set(self.step_nodes) <= set(prepared.nodes) or not self._until_ready(prepared):
+            return False
+        if (unusable := self._unusable([n for n in prepared.nodes if n not in self.step_nodes])) is not None:
+            self._say(f"not starting the prepared step: {unusable}")
+            return False
+        try:
+            channel.write_go_plan(
+                self.channel_dir, prepared.plan, GoPlan(nodes=self.step_nodes, tasks_per_node=self.tasks_per_node)
+            )
+        except ChannelError as exc:
+            self._say(f"channel: {exc}")
+            return False
+        prepared.proc.send_signal(task.GO)  # srun forwards it to every task
+        return True
+
+    def _unusable(self, nodes: list[str]) -> str | None:
+        """Why a step spanning `nodes` could be ended by one of them (lost, or Slurm cannot
+        tell), from one `sinfo`; None when every one responds and is up."""
+        if not nodes:
+            return None
+        sinfo = os.path.join(os.path.dirname(self.srun), "sinfo")  # beside the srun this launcher runs
+        argv = [sinfo, "--noheader", "--Node", f"--nodes={','.join(nodes)}", "--format=%N %T"]
+        try:
+            result = subprocess.run(argv, capture_output=True, text=True, timeout=SINFO_TIMEOUT_S, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"sinfo: {exc}"
+        if result.returncode != 0:
+            return f"sinfo exited {result.returncode}: {result.stderr.strip()[:200]}"
+        states = dict(line.split(None, 1) for line in result.stdout.splitlines() if len(line.split()) == 2)
+        lost = [f"{n} {states.get(n, 'not listed')}" for n in nodes if _lost(states.get(n))]
+        return f"nodes not up: {', '.join(lost)}" if lost else None
 
     def _until_ready(self, prepared: _Prepared) -> bool:
         deadline = self._clock() + READY_WAIT_S
@@ -256,11 +306,19 @@ class Launcher:
         mark = self.channel_dir / f".prepared-{self.restarts + 1}"
         for stale in self.channel_dir.glob(f"{mark.name}-*"):
             stale.unlink(missing_ok=True)
+        plan = f".go-{self.restarts + 1}.json"
+        (self.channel_dir / plan).unlink(missing_ok=True)
         next_mark = self._no_requeue_mark(self.restarts + 1)
         next_mark.unlink(missing_ok=True)
-        env = {**os.environ, "RESPAWN_NO_REQUEUE_MARK": str(next_mark), "RESPAWN_PREPARED_MARK": str(mark)}
-        proc = subprocess.Popen(self.srun_argv(prepared=True), stdin=subprocess.DEVNULL, env=env)
-        self._prepared = _Prepared(proc, list(self.step_nodes), mark, len(self.step_nodes) * self.tasks_per_node)
+        env = {
+            **os.environ,
+            "RESPAWN_NO_REQUEUE_MARK": str(next_mark),
+            "RESPAWN_PREPARED_MARK": str(mark),
+            "RESPAWN_GO_PLAN": str(self.channel_dir / plan),
+        }
+        nodes = self.step_nodes + self.spares  # wherever the next relaunch may run
+        proc = subprocess.Popen(self.srun_argv(nodes, prepared=True), stdin=subprocess.DEVNULL, env=env)
+        self._prepared = _Prepared(proc, nodes, mark, len(nodes) * self.tasks_per_node, plan)
 
     def _stand_down(self, prepared: _Prepared) -> None:
         """Tell a prepared step that will not run to go (its tasks exit 0 and say nothing),
@@ -392,6 +450,14 @@ class Launcher:
 
     def _say(self, message: str) -> None:
         print(f"respawn-launcher: {message}", file=self._log, flush=True)
+
+
+def _lost(state: str | None) -> bool:
+    """Whether a node in sinfo's state (%T) may end a step on it: not listed, not responding
+    (the `*` suffix), or down, failing or powered off."""
+    if state is None or state.endswith("*"):
+        return True
+    return state.lower().startswith(("down", "fail", "power", "unknown"))
 
 
 def _exit_code(returncode: int) -> int:

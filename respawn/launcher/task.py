@@ -21,13 +21,20 @@ on), leaves a ready mark (RESPAWN_PREPARED_MARK, suffixed with the task's rank) 
 SIGUSR1 (srun forwards it to every task) makes it run the program in the interpreter
 that imported them, as `python` would; any other signal Slurm or srun delivers stands it
 down: it exits 0 without a word, so srun prints nothing about a step that never ran.
+
+A prepared step spans the step's nodes and the spares, so that a relaunch on a spare can
+use it too. At the go, the launcher's plan (RESPAWN_GO_PLAN: the new step's nodes in rank
+order and the tasks per node) says which task is which rank: the Slurm variables a program
+reads for its rank and world are rewritten to the new step's (`rank_environment`), and a
+task on a node the plan does not name stands down as above.
 """
 
 import os
 import resource
 import signal
+import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 EXIT_NO_REQUEUE = 93
 PREPARED = "--prepared"
@@ -39,6 +46,7 @@ _PYTHON_SETS = (signal.SIGPIPE, signal.SIGXFSZ)
 GO = signal.SIGUSR1
 # What a prepared step's processes are called until the go (ps, top; /proc/PID/comm).
 PREPARED_NAME = "respawn-prepare"  # 15 bytes: the most a name holds
+MAX_PLAN = 64 * 1024  # bytes: a plan naming thousands of nodes is far smaller
 
 
 def main(argv: list[str]) -> None:
@@ -129,6 +137,15 @@ def _prepared(modules: list[str], program: list[str], name: str) -> None:
         _touch(f"{mark}-{os.environ.get('SLURM_PROCID', '0')}")
     if signal.sigwait(_DELIVERED) != GO:
         os._exit(0)  # stood down: the step never ran, and says nothing
+    try:
+        rank = rank_environment(read_plan(os.environ["RESPAWN_GO_PLAN"]), os.environ)
+    except (KeyError, OSError, ValueError) as exc:
+        # No rank can be trusted: fail the step (the launcher's ladder goes on) rather than guess.
+        os.write(2, f"respawn-task: no go plan to run by: {exc}\n".encode())
+        os._exit(1)
+    if rank is None:
+        os._exit(0)  # a node the new step does not use (excluded, or a spare kept): stood down
+    os.environ.update(rank)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _DELIVERED)
     _name(name)  # the rank is called as it would be (its wrapper keeps the prepared name)
     if program[:1] == ["-u"]:
@@ -144,6 +161,51 @@ def _prepared(modules: list[str], program: list[str], name: str) -> None:
         sys.argv = program
         sys.path[0] = os.path.dirname(script)  # as `python SCRIPT` does, in place of the wrapper's
         runpy.run_path(script, run_name="__main__")
+
+
+def read_plan(path: str) -> tuple[list[str], int]:
+    """The go plan the launcher wrote: the new step's nodes in rank order, and its tasks per
+    node. The channel directory is the job owner's: no link followed, a regular file, small."""
+    import json
+
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_PLAN:
+            raise ValueError(f"{path}: not a regular file of at most {MAX_PLAN} bytes")
+        plan = json.loads(os.read(fd, MAX_PLAN + 1))
+    finally:
+        os.close(fd)
+    if not isinstance(plan, dict):
+        raise ValueError(f"{path}: not a JSON object")
+    nodes, per_node = plan.get("nodes"), plan.get("tasks_per_node")
+    if not (isinstance(nodes, list) and nodes and all(isinstance(n, str) and n for n in nodes)):
+        raise ValueError(f"{path}: nodes must be a list of node names")
+    if len(set(nodes)) != len(nodes) or type(per_node) is not int or per_node < 1:
+        raise ValueError(f"{path}: nodes must be distinct and tasks_per_node a positive integer")
+    return nodes, per_node
+
+
+def rank_environment(plan: tuple[list[str], int], environ: Mapping[str, str]) -> dict[str, str] | None:
+    """The Slurm variables of this task's rank in the step `plan` describes, as srun would have
+    set them for a step launched on those nodes (rank = the node's place in the plan times the
+    tasks per node, plus the task's local id); None where this task has no rank there."""
+    nodes, per_node = plan
+    node, local = environ["SLURMD_NODENAME"], int(environ.get("SLURM_LOCALID", "0"))
+    if node not in nodes or local >= per_node:
+        return None
+    index, tasks = nodes.index(node), len(nodes) * per_node
+    per_node_text = f"{per_node}(x{len(nodes)})" if len(nodes) > 1 else str(per_node)
+    return {
+        "SLURM_PROCID": str(index * per_node + local),
+        "SLURM_NODEID": str(index),
+        "SLURM_GTIDS": ",".join(str(index * per_node + i) for i in range(per_node)),
+        **dict.fromkeys(("SLURM_NTASKS", "SLURM_NPROCS", "SLURM_STEP_NUM_TASKS"), str(tasks)),
+        **dict.fromkeys(("SLURM_NNODES", "SLURM_STEP_NUM_NODES"), str(len(nodes))),
+        # In rank order, rank 0's node first (what a program takes its master address from).
+        **dict.fromkeys(("SLURM_NODELIST", "SLURM_STEP_NODELIST"), ",".join(nodes)),
+        **dict.fromkeys(("SLURM_TASKS_PER_NODE", "SLURM_STEP_TASKS_PER_NODE"), per_node_text),
+    }
 
 
 def _name(name: str) -> str:

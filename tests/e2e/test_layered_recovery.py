@@ -112,8 +112,9 @@ async def test_an_xid_on_node2_relaunches_on_the_spare_without_it(cluster, monke
     assert decided.details["newly_excluded"] == ["node2"] and decided.details["fallback"] == "restart_excluding"
     relaunched = next(r for r in rows if r.event_type is EventType.RELAUNCHED)
     assert relaunched.nodes == ["node1", "node3"] and relaunched.details["excluded"] == ["node2"]
-    # The step prepared on node1,node2 cannot serve it: a step of its own on the spare.
-    assert relaunched.details["detail"] == "relaunched on node1,node3"
+    # The step prepared on node1,node2 and the spare serves it: node3's task takes node2's rank,
+    # node2's stands down (node2 is not lost: the Xid leaves its slurmd up).
+    assert relaunched.details["detail"] == "relaunched on node1,node3 from the prepared step"
 
     out = output_path(cluster.lab, job_id)
     assert await resumed_after(out, "instruction 1 from") == {0: newest, 1: newest}

@@ -2,6 +2,7 @@
 What srun reports of a task is what Respawn attributes, so the wrapper must end the way its
 task ended and print nothing of its own."""
 
+import json
 import os
 import signal
 import subprocess
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from respawn.launcher.runner import TASK_WRAPPER
+from respawn.launcher.task import rank_environment, read_plan
 
 
 def wrapped(*argv: str, mark: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -65,11 +67,25 @@ sys.exit(int(sys.argv[1]))
 """
 
 
-def prepared(tmp_path: Path, *program: str) -> tuple[subprocess.Popen[str], Path]:
-    """A prepared task (json imported ahead) in a process group of its own, as a step's, working
-    in `tmp_path`; its ready mark."""
-    mark = tmp_path / ".prepared-1"
-    env = {**os.environ, "RESPAWN_PREPARED_MARK": str(mark), "SLURM_PROCID": "0"}
+def prepared(
+    tmp_path: Path, *program: str, plan: object = ("node1",), node: str = "node1"
+) -> tuple[subprocess.Popen[str], Path]:
+    """A prepared task on `node` (json imported ahead) in a process group of its own, as a
+    step's, working in `tmp_path`, its go plan the step on `plan`'s nodes (one task each, or
+    the JSON given; None: no plan); its ready mark."""
+    mark, plan_path = tmp_path / ".prepared-1", tmp_path / ".go-1.json"
+    if isinstance(plan, tuple):
+        plan_path.write_text(json.dumps({"nodes": list(plan), "tasks_per_node": 1}))
+    elif plan is not None:
+        plan_path.write_text(json.dumps(plan))
+    env = {
+        **os.environ,
+        "RESPAWN_PREPARED_MARK": str(mark),
+        "RESPAWN_GO_PLAN": str(plan_path),
+        "SLURM_PROCID": "0",  # its place in the prepared step; the plan gives its rank
+        "SLURM_LOCALID": "0",
+        "SLURMD_NODENAME": node,
+    }
     argv = [sys.executable, "-S", str(TASK_WRAPPER), "--prepared", "json", "--", sys.executable, *program]
     proc = subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path, start_new_session=True
@@ -119,3 +135,72 @@ def test_only_python_scripts_and_modules_can_be_prepared():
     assert preparable(["python", "train.py"]) and preparable(["/v/bin/python3", "-u", "-m", "pkg.train", "--x"])
     assert not preparable(["torchrun", "train.py"]) and not preparable(["python", "-c", "pass"])
     assert not preparable(["python", "-X", "dev", "train.py"]) and not preparable(["python"])
+
+
+RANK_PROGRAM = """\
+import os
+print(*(os.environ[v] for v in ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_NODEID", "SLURM_STEP_NODELIST")), flush=True)
+"""
+
+
+def test_at_the_go_a_prepared_task_takes_the_rank_its_node_has_in_the_plan(tmp_path):
+    """A prepared step spans the spares: the spare node4 takes the place of the excluded node2."""
+    script = tmp_path / "rank.py"
+    script.write_text(RANK_PROGRAM)
+    proc, _ = prepared(tmp_path, str(script), plan=("node1", "node4", "node3"), node="node4")
+    os.killpg(proc.pid, signal.SIGUSR1)
+    assert proc.communicate(timeout=20) == ("1 3 1 node1,node4,node3\n", "") and proc.returncode == 0
+
+
+def test_at_the_go_a_task_on_a_node_the_plan_leaves_out_stands_down_silently(tmp_path):
+    script = tmp_path / "rank.py"
+    script.write_text(RANK_PROGRAM)
+    proc, _ = prepared(tmp_path, str(script), plan=("node1", "node4", "node3"), node="node2")
+    os.killpg(proc.pid, signal.SIGUSR1)
+    assert proc.communicate(timeout=20) == ("", "") and proc.returncode == 0
+
+
+@pytest.mark.parametrize("plan", [None, {"nodes": [], "tasks_per_node": 1}, {"nodes": ["node1"]}, ["node1"]])
+def test_at_the_go_without_a_plan_to_trust_the_task_fails_rather_than_guess_a_rank(tmp_path, plan):
+    script = tmp_path / "rank.py"
+    script.write_text(RANK_PROGRAM)
+    proc, _ = prepared(tmp_path, str(script), plan=plan)
+    os.killpg(proc.pid, signal.SIGUSR1)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 1 and out == "" and err.startswith("respawn-task: no go plan to run by:")
+
+
+def test_a_rank_is_its_nodes_place_in_the_plan_times_the_tasks_per_node_plus_its_local_id():
+    plan = (["node1", "node4", "node3"], 2)
+    rank = rank_environment(plan, {"SLURMD_NODENAME": "node4", "SLURM_LOCALID": "1"})
+    assert rank is not None
+    assert (rank["SLURM_PROCID"], rank["SLURM_NODEID"], rank["SLURM_GTIDS"]) == ("3", "1", "2,3")
+    assert rank["SLURM_NTASKS"] == rank["SLURM_NPROCS"] == rank["SLURM_STEP_NUM_TASKS"] == "6"
+    assert rank["SLURM_NNODES"] == rank["SLURM_STEP_NUM_NODES"] == "3"
+    assert rank["SLURM_NODELIST"] == rank["SLURM_STEP_NODELIST"] == "node1,node4,node3"  # rank 0's node first
+    assert rank["SLURM_TASKS_PER_NODE"] == rank["SLURM_STEP_TASKS_PER_NODE"] == "2(x3)"
+    assert rank_environment((["node1"], 1), {"SLURMD_NODENAME": "node1"})["SLURM_TASKS_PER_NODE"] == "1"  # type: ignore[index]
+    assert rank_environment(plan, {"SLURMD_NODENAME": "node2", "SLURM_LOCALID": "0"}) is None  # excluded
+    assert rank_environment(plan, {"SLURMD_NODENAME": "node1", "SLURM_LOCALID": "2"}) is None  # a task too many
+
+
+def test_a_go_plan_is_read_only_from_a_small_regular_file_never_through_a_link(tmp_path):
+    good = tmp_path / "plan.json"
+    good.write_text(json.dumps({"nodes": ["node1", "node3"], "tasks_per_node": 4}))
+    assert read_plan(str(good)) == (["node1", "node3"], 4)
+    link = tmp_path / "link.json"
+    link.symlink_to(good)
+    with pytest.raises(OSError):
+        read_plan(str(link))
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="not a regular file"):
+        read_plan(str(fifo))
+    huge = tmp_path / "huge.json"
+    huge.write_text(json.dumps({"nodes": ["n"] * 20_000, "tasks_per_node": 1}))
+    with pytest.raises(ValueError, match="not a regular file of at most"):
+        read_plan(str(huge))
+    for bad in ({"nodes": ["a", "a"], "tasks_per_node": 1}, {"nodes": ["a"], "tasks_per_node": True}, [1]):
+        good.write_text(json.dumps(bad))
+        with pytest.raises(ValueError):
+            read_plan(str(good))
