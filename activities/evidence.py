@@ -163,6 +163,7 @@ class EvidenceActivities:
             excluded=[n for n in status.excluded if n in job.nodes],
             exit_code=status.exit_code,
             restarts=status.restarts,
+            min_nodes=status.min_nodes,
             generation=status.generation,
             no_requeue=status.no_requeue,
         )

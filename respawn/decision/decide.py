@@ -168,17 +168,25 @@ def _in_job(
         )
     spares = [n for n in launcher.spares if n not in suspects]
     needed = [n for n in suspects if n in launcher.step_nodes]
-    if len(spares) < len(needed):
+    # Without the suspects the step runs on spares in their place, or on fewer nodes down to
+    # the fewest its launcher says it can run on (--min-nodes).
+    width = len(launcher.step_nodes) - len(needed) + len(spares)
+    floor = min(launcher.min_nodes or len(launcher.step_nodes), len(launcher.step_nodes))
+    if width < floor:
         held = f"holds {len(spares)} spare{'s' * (len(spares) != 1)}"
+        can = f" and runs on {floor} at the fewest" if floor < len(launcher.step_nodes) else ""
         return fallback.model_copy(
-            update={"reason": f"{fallback.reason} (replacing {', '.join(needed)} needs {len(needed)}, the job {held})"}
+            update={
+                "reason": f"{fallback.reason} (replacing {', '.join(needed)} needs {len(needed)}, the job {held}{can})"
+            }
         )
+    where = "on a spare" if len(spares) >= len(needed) else f"on {min(width, len(launcher.step_nodes))} node(s)"
     return Decision(
         action=action,
         exclude=fallback.exclude,
         newly_excluded=suspects,
         fallback=fallback.action,
-        reason=f"{cls} on {', '.join(suspects)}: relaunch without it on a spare, in the allocation",
+        reason=f"{cls} on {', '.join(suspects)}: relaunch without it {where}, in the allocation",
     )
 
 

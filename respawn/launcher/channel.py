@@ -120,6 +120,7 @@ class Status(_Message):
     excluded: Nodes = Field(default_factory=list)  # nodes of the allocation an instruction took out of use
     exit_code: int | None = Field(default=None, ge=0, le=255)  # of the last step that ended
     restarts: int = Field(default=0, ge=0)  # in-job relaunches so far
+    min_nodes: int | None = Field(default=None, ge=1)  # the fewest its step runs on (--min-nodes); None: all
     generation: int = Field(default=0, ge=0)  # the last instruction acted on
     no_requeue: bool = False  # the step asked not to be requeued (NVRx's exit code 93)
     detail: Text = ""

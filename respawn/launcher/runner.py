@@ -437,6 +437,7 @@ class Launcher:
             excluded=self.excluded,
             exit_code=self.exit_code,
             restarts=self.restarts,
+            min_nodes=self.min_nodes,
             generation=self.generation,
             no_requeue=no_requeue,
             detail=detail,

@@ -33,6 +33,7 @@ class LauncherView(BaseModel):
     excluded: list[str] = Field(default_factory=list)  # nodes of the allocation taken out of use in the job
     exit_code: int | None = None  # of the last step that ended
     restarts: int = 0  # in-job relaunches so far in this run of the job
+    min_nodes: int | None = None  # the fewest nodes its step can run on (it can shrink); None: as many as now
     generation: int = 0  # the last instruction it acted on
     no_requeue: bool = False  # the step exited 93: NVRx's "do not requeue"
 

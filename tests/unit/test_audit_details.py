@@ -109,6 +109,7 @@ TODAY: dict[EventType, dict] = {
             "excluded": [],
             "exit_code": 137,
             "restarts": 0,
+            "min_nodes": None,
             "generation": 0,
             "no_requeue": False,
         },

@@ -252,6 +252,19 @@ def test_without_a_spare_the_faulty_node_is_left_out_by_a_requeue():
     assert two_bad.action is Action.RESTART_EXCLUDING
 
 
+def test_a_job_that_can_shrink_is_relaunched_on_fewer_nodes_when_no_spare_is_left():
+    shrinks = decide(hw(), LADDERED, JobHistory(), BUDGETS, WIDE, 10, launcher=waiting(spares=(), min_nodes=1))
+    assert (shrinks.action, shrinks.newly_excluded, shrinks.fallback) == (
+        Action.REPLACE_NODE,
+        ["n2"],
+        Action.RESTART_EXCLUDING,
+    )
+    assert "relaunch without it on 1 node(s), in the allocation" in shrinks.reason
+    # Not below the fewest it says it runs on: then the requeue, saying why.
+    floor = decide(hw(["n2", "n3"]), LADDERED, JobHistory(), BUDGETS, WIDE, 10, launcher=waiting((), min_nodes=1))
+    assert floor.action is Action.RESTART_EXCLUDING and "holds 0 spares and runs on 1 at the fewest" in floor.reason
+
+
 def test_in_place_with_a_node_to_blame_replaces_it_and_replace_with_none_relaunches_in_place():
     blamed = decide(hw(), IN_PLACE.model_copy(update={"node_rule": NodeRule.RANK}), JobHistory(), BUDGETS, WIDE, 10,
                     launcher=waiting())  # fmt: skip

@@ -143,31 +143,31 @@ print(*(os.environ[v] for v in ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_NODEID", 
 """
 
 
-def test_at_the_go_a_prepared_task_takes_the_rank_its_node_has_in_the_plan(tmp_path):
-    """A prepared step spans the spares: the spare node4 takes the place of the excluded node2."""
+def go_printing_rank(tmp_path: Path, **kw) -> tuple[str, str, int]:
+    """A prepared task of a program printing its rank, world, node id and step nodes, told to go:
+    its output, errors and exit code."""
     script = tmp_path / "rank.py"
     script.write_text(RANK_PROGRAM)
-    proc, _ = prepared(tmp_path, str(script), plan=("node1", "node4", "node3"), node="node4")
+    proc, _ = prepared(tmp_path, str(script), **kw)
     os.killpg(proc.pid, signal.SIGUSR1)
-    assert proc.communicate(timeout=20) == ("1 3 1 node1,node4,node3\n", "") and proc.returncode == 0
+    out, err = proc.communicate(timeout=20)
+    return out, err, proc.returncode
+
+
+def test_at_the_go_a_prepared_task_takes_the_rank_its_node_has_in_the_plan(tmp_path):
+    """A prepared step spans the spares: the spare node4 takes the place of the excluded node2."""
+    ran = go_printing_rank(tmp_path, plan=("node1", "node4", "node3"), node="node4")
+    assert ran == ("1 3 1 node1,node4,node3\n", "", 0)
 
 
 def test_at_the_go_a_task_on_a_node_the_plan_leaves_out_stands_down_silently(tmp_path):
-    script = tmp_path / "rank.py"
-    script.write_text(RANK_PROGRAM)
-    proc, _ = prepared(tmp_path, str(script), plan=("node1", "node4", "node3"), node="node2")
-    os.killpg(proc.pid, signal.SIGUSR1)
-    assert proc.communicate(timeout=20) == ("", "") and proc.returncode == 0
+    assert go_printing_rank(tmp_path, plan=("node1", "node4", "node3"), node="node2") == ("", "", 0)
 
 
 @pytest.mark.parametrize("plan", [None, {"nodes": [], "tasks_per_node": 1}, {"nodes": ["node1"]}, ["node1"]])
 def test_at_the_go_without_a_plan_to_trust_the_task_fails_rather_than_guess_a_rank(tmp_path, plan):
-    script = tmp_path / "rank.py"
-    script.write_text(RANK_PROGRAM)
-    proc, _ = prepared(tmp_path, str(script), plan=plan)
-    os.killpg(proc.pid, signal.SIGUSR1)
-    out, err = proc.communicate(timeout=20)
-    assert proc.returncode == 1 and out == "" and err.startswith("respawn-task: no go plan to run by:")
+    out, err, code = go_printing_rank(tmp_path, plan=plan)
+    assert code == 1 and out == "" and err.startswith("respawn-task: no go plan to run by:")
 
 
 def test_a_rank_is_its_nodes_place_in_the_plan_times_the_tasks_per_node_plus_its_local_id():
