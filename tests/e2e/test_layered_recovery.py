@@ -36,9 +36,10 @@ def cluster(sandbox):
         yield Cluster(sandbox, config)
 
 
-async def fault_after_a_checkpoint(cluster: Cluster, monkeypatch, jobs: list[int], kind: FaultKind) -> int:
-    """The launched job, `kind` injected into node2's rank once it saved a checkpoint: its id."""
-    job_id, ch = submit_launched(cluster.lab, monkeypatch, jobs, wait_s=60, steps=80, comment=ACTION)
+async def fault_after_a_checkpoint(cluster: Cluster, monkeypatch, jobs: list[int], kind: FaultKind, **shape) -> int:
+    """The launched job (`shape`: its spares, the fewest nodes it runs on), `kind` injected into
+    node2's rank once it saved a checkpoint: its id."""
+    job_id, ch = submit_launched(cluster.lab, monkeypatch, jobs, wait_s=60, steps=80, comment=ACTION, **shape)
     out = output_path(cluster.lab, job_id)
     await until(lambda: (s := channel.read_status(ch)) is not None and s.state == "running", 60, "the step to run")
     await until(lambda: saved_steps(out), 120, "a checkpoint")
@@ -124,6 +125,31 @@ async def test_an_xid_on_node2_relaunches_on_the_spare_without_it(cluster, monke
     job = await cluster.job(job_id)
     assert (job.state, job.restart_count, job.nodes) == ("RUNNING", 0, ALLOCATION)
     assert not {EventType.HELD, EventType.EXCLUDED, EventType.RELEASED} & set(cluster.types(job_id))
+    job = await cluster.wait_state(job_id, {"COMPLETED"}, timeout=120)
+    assert job.restart_count == 0
+    assert_prepared_steps_were_silent(out)
+
+
+async def test_an_xid_on_node2_of_a_job_that_can_shrink_relaunches_on_the_other_two(cluster, monkeypatch, jobs):
+    """No spare (the step on all three nodes), --min-nodes 2: the step goes on without node2."""
+    job_id = await fault_after_a_checkpoint(cluster, monkeypatch, jobs, FaultKind.XID, spares=0, min_nodes=2)
+
+    await until(lambda: EventType.RELAUNCHED in cluster.types(job_id), 90, "the relaunch")
+    newest = newest_before(output_path(cluster.lab, job_id), "instruction 1 from")
+    rows = cluster.events(job_id)
+    decided = next(r for r in rows if r.event_type is EventType.DECIDED)
+    assert (decided.action, decided.nodes, decided.details["newly_excluded"]) == ("replace_node", ["node2"], ["node2"])
+    assert "relaunch without it on 2 node(s)" in decided.details["reason"]
+    relaunched = next(r for r in rows if r.event_type is EventType.RELAUNCHED)
+    assert relaunched.nodes == ["node1", "node3"] and relaunched.details["excluded"] == ["node2"]
+    assert relaunched.details["detail"] == "relaunched on node1,node3 from the prepared step"
+
+    out = output_path(cluster.lab, job_id)
+    assert await resumed_after(out, "instruction 1 from") == {0: newest, 1: newest}  # a world of two now
+    after = "\n".join(out.read_text().splitlines()).split("instruction 1 from", 1)[1]
+    assert re.search(r"^\[rank1\]: starting rank 1 world_size 2 node node3 ", after, re.M)
+    job = await cluster.job(job_id)
+    assert (job.state, job.restart_count, job.nodes) == ("RUNNING", 0, ALLOCATION)
     job = await cluster.wait_state(job_id, {"COMPLETED"}, timeout=120)
     assert job.restart_count == 0
     assert_prepared_steps_were_silent(out)

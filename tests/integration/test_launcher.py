@@ -44,11 +44,13 @@ def submit_launched(
     wait_s: float,
     program: Path | None = None,
     comment: str | None = None,
+    spares: int = 1,
+    min_nodes: int | None = None,
     **trainer: float,
 ) -> tuple[int, Path]:
-    """The demo job's submission (3 nodes, one spare) with the launcher's batch script;
-    `program` in place of the trainer, `comment` its enrolment. Returns the job id and its
-    channel directory."""
+    """The demo job's submission (3 nodes, `spares` of them held, its step shrinking down to
+    `min_nodes` where given) with the launcher's batch script; `program` in place of the
+    trainer, `comment` its enrolment. Returns the job id and its channel directory."""
     monkeypatch.setattr(submit_module, "BATCH_SCRIPT", LAUNCHED_SCRIPT)
     if program is not None:
         monkeypatch.setattr(submit_module, "TRAINER", program)
@@ -61,7 +63,8 @@ def submit_launched(
         extra_sbatch_args=[
             # node1..node3 even while an earlier test's job still completes: the tests name nodes.
             "--nodelist=node[1-3]",
-            f"--export=ALL,RESPAWN_SPARES=1,RESPAWN_WAIT_S={wait_s:g}",
+            f"--export=ALL,RESPAWN_SPARES={spares},RESPAWN_WAIT_S={wait_s:g}"
+            + (f",RESPAWN_MIN_NODES={min_nodes}" if min_nodes is not None else ""),
         ],
         **settings,
     )  # type: ignore[arg-type]
