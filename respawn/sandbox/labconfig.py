@@ -99,7 +99,10 @@ def container_lab_config(lab: ContainerLab, transport: SchedulerAccess = Schedul
     """The container lab's: the sandbox's settings, with Respawn outside the cluster as in
     production (no view of the nodes' processes), on the container lab's own ports, and
     without what the container lab does not run (Prometheus, simulated DCGM) or what would
-    take the multi-slurmd sandbox's host ports (telemetry, server)."""
+    take the multi-slurmd sandbox's host ports (the server). Its detector and worker serve
+    metrics on ports of their own: the tests wait for the detector's first poll by them (a
+    job that ends before it is history to the detector; seen in CI under the SSH transport,
+    whose detector starts slower)."""
     from respawn.sandbox.containers import lab as ports
 
     data = lab_config(Lab(root=lab.root), transport).model_dump(mode="json", exclude_defaults=True)
@@ -107,12 +110,15 @@ def container_lab_config(lab: ContainerLab, transport: SchedulerAccess = Schedul
     data["temporal"] = {"address": lab.temporal_address, "ui_url": f"http://{ports.HOST}:{ports.TEMPORAL_UI_PORT}"}
     if transport is SchedulerAccess.SSH:
         data["scheduler"]["ssh"] |= {"host": ports.HOST, "port": ports.SSH_PORT}
-    for absent in ("metrics", "telemetry", "server"):
+    for absent in ("metrics", "server"):
         data.pop(absent, None)
+    data["telemetry"] = {role: {"port": CONTAINER_RESPAWN_PORTS[role]} for role in ("detector", "worker")}
     data["detector"]["progress"]["stopped_task_check"] = "none"
     return ClusterConfig.model_validate(data)
 
 
+# The container lab's own ports for its Respawn's metrics (beside the sandbox's and the chroot lab's).
+CONTAINER_RESPAWN_PORTS = {"detector": 26201, "worker": 26202}
 # The 24.11 chroot lab's own ports for Respawn's processes (the sandbox's are 18080, 19201, 19202).
 # Below Linux's ephemeral range (32768-60999), like the lab's Slurm ports: an outgoing connection
 # could hold one of those when the process comes to bind it.
