@@ -100,6 +100,9 @@ class Cluster:
         self.lab, self.config = lab, config
         self.slurm = Slurm(LocalTransport(env=lab.env()))
         self.audit = AuditTrail(config.audit_db)
+        # Where each Respawn log ends now: a timeout reports what was logged after (the logs
+        # are appended to across tests and runs).
+        self._log_starts = {log: log.stat().st_size for log in lab.log_dir.glob("respawn-*.log")}
 
     async def job(self, job_id: int) -> JobInfo:
         return await self.slurm.job(job_id)
@@ -149,10 +152,13 @@ class Cluster:
             raise Timeout(f"{timeout_}; job: {where}; audit: {audit}{self._complaints()}") from None
 
     def _complaints(self, last: int = 8) -> str:
-        """The last warnings and errors of the Respawn processes' logs, one block per log."""
+        """The last warnings and errors the Respawn processes logged since this view was made, one block per log."""
         blocks = []
         for log in sorted(self.lab.log_dir.glob("respawn-*.log")):
-            lines = [ln for ln in log.read_text(errors="replace").splitlines() if " WARNING " in ln or " ERROR " in ln]
+            with open(log, "rb") as f:
+                f.seek(self._log_starts.get(log, 0))
+                text = f.read().decode(errors="replace")
+            lines = [ln for ln in text.splitlines() if " WARNING " in ln or " ERROR " in ln]
             if lines:
                 blocks.append(f"\n{log.name}:\n  " + "\n  ".join(lines[-last:]))
         return "".join(blocks)

@@ -180,7 +180,7 @@ def _in_job(
                 "reason": f"{fallback.reason} (replacing {', '.join(needed)} needs {len(needed)}, the job {held}{can})"
             }
         )
-    where = "on a spare" if len(spares) >= len(needed) else f"on {min(width, len(launcher.step_nodes))} node(s)"
+    where = "on a spare" if len(spares) >= len(needed) else f"on {width} node(s)"
     return Decision(
         action=action,
         exclude=fallback.exclude,

@@ -240,11 +240,10 @@ class Launcher:
         mark = self._no_requeue_mark()
         mark.unlink(missing_ok=True)
         prepared, self._prepared = self._prepared, None
-        warm = prepared is not None and self._go(prepared)
-        if warm:
-            assert prepared is not None
-            self._proc, how = prepared.proc, "started from the prepared step"
+        if prepared is not None and self._go(prepared):
+            self._proc, how, warm = prepared.proc, "started from the prepared step", True
         else:
+            warm = False
             if prepared is not None:
                 self._stand_down(prepared)
             env = {**os.environ, "RESPAWN_NO_REQUEUE_MARK": str(mark)}

@@ -95,6 +95,10 @@ def write_lab_config(lab: Lab, transport: SchedulerAccess = SchedulerAccess.LOCA
     return path
 
 
+# The container lab's own ports for its Respawn's metrics (beside the sandbox's and the chroot lab's).
+CONTAINER_RESPAWN_PORTS = {"detector": 26201, "worker": 26202}
+
+
 def container_lab_config(lab: ContainerLab, transport: SchedulerAccess = SchedulerAccess.LOCAL) -> ClusterConfig:
     """The container lab's: the sandbox's settings, with Respawn outside the cluster as in
     production (no view of the nodes' processes), on the container lab's own ports, and
@@ -117,8 +121,6 @@ def container_lab_config(lab: ContainerLab, transport: SchedulerAccess = Schedul
     return ClusterConfig.model_validate(data)
 
 
-# The container lab's own ports for its Respawn's metrics (beside the sandbox's and the chroot lab's).
-CONTAINER_RESPAWN_PORTS = {"detector": 26201, "worker": 26202}
 # The 24.11 chroot lab's own ports for Respawn's processes (the sandbox's are 18080, 19201, 19202).
 # Below Linux's ephemeral range (32768-60999), like the lab's Slurm ports: an outgoing connection
 # could hold one of those when the process comes to bind it.
