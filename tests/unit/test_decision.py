@@ -263,6 +263,9 @@ def test_a_job_that_can_shrink_is_relaunched_on_fewer_nodes_when_no_spare_is_lef
     # Not below the fewest it says it runs on: then the requeue, saying why.
     floor = decide(hw(["n2", "n3"]), LADDERED, JobHistory(), BUDGETS, WIDE, 10, launcher=waiting((), min_nodes=1))
     assert floor.action is Action.RESTART_EXCLUDING and "holds 0 spares and runs on 1 at the fewest" in floor.reason
+    # The status is the job owner's file: a floor above the step's width only makes it stricter.
+    above = decide(hw(), LADDERED, JobHistory(), BUDGETS, WIDE, 10, launcher=waiting((), min_nodes=99))
+    assert above.action is Action.RESTART_EXCLUDING and "the job holds 0 spares)" in above.reason
 
 
 def test_in_place_with_a_node_to_blame_replaces_it_and_replace_with_none_relaunches_in_place():
