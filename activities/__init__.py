@@ -42,6 +42,7 @@ def all_activities(services: Services) -> list[Callable[..., Any]]:
         advice.publish_advice,
         advice.await_reconciliation,
         in_job.relaunch_step,
+        in_job.give_up_step,
         in_job.await_step_end,
         probe.probe_nodes,
     ]

@@ -82,6 +82,7 @@ class AssessmentActivities:
             self._s.catalogue.onset,
             gathered.launcher,
             gathered.job_restarts,
+            gathered.own_launcher_deciding,
         )
         return Assessment(
             attribution=attribution,

@@ -7,6 +7,7 @@ from temporalio import activity
 from respawn.activities import logserver
 from respawn.activities.errors import as_activity_error
 from respawn.config.cluster import SchedulerAccess
+from respawn.detection.interruption import own_launcher_word
 from respawn.launcher import channel
 from respawn.scheduler.errors import SchedulerError
 from respawn.scheduler.slurm import JobInfo
@@ -81,6 +82,7 @@ class EvidenceActivities:
             elif d.kind in _FINDINGS and d.line:
                 lines.append(LogLine(text=d.line, source=_FINDINGS[d.kind], node=d.node))
         lines += await self._gpu_metrics(job.nodes, job.start_time, req.detections)
+        own = own_launcher_word(raw, self._s.progress)
         down = {n.name for n in nodes if n.name in job.nodes and n.unreachable}
         down |= {d.node for d in req.detections if d.kind is DetectionKind.NODE_DOWN and d.node}
         return Gathered(
@@ -104,7 +106,8 @@ class EvidenceActivities:
             restart_count=job.restart_count,
             last_step=self._last_step(raw),
             launcher=await self._launcher(req, job),
-            job_restarts=[t[:500] for t in raw if self._s.progress.restarting(t)][-_JOB_RESTARTS:],
+            job_restarts=[t[:500] for t in own.restarts][-_JOB_RESTARTS:],
+            own_launcher_deciding=own.deciding,
             array_job_id=job.array_job_id,
             gpus=job.gpus,
         )

@@ -37,6 +37,17 @@ class InJobActivities:
         and await the launcher's acknowledgement, bounded by `timeout_s`. Never raises for
         what the job's launcher does or does not do: a relaunch not done is the ladder's
         cue to fall back, with the reason."""
+        action = channel.Action.RELAUNCH_EXCLUDING if req.exclude else channel.Action.RELAUNCH
+        return await self._instruct(req, action)
+
+    @activity.defn(name="give_up_step")
+    async def give_up_step(self, req: RelaunchRequest) -> Relaunched:
+        """A stop of a job whose launcher waits for its word after the step failed: tell it to
+        give up now, so that the job ends and its allocation is freed, not after `--wait-s`.
+        Once per incident, as a relaunch; not done (no launcher, the job ended) changes nothing."""
+        return await self._instruct(req, channel.Action.GIVE_UP)
+
+    async def _instruct(self, req: RelaunchRequest, action: channel.Action) -> Relaunched:
         ch = self._s.config.launcher_channel(req.job_id)
         try:
             job = await self._s.slurm.job(req.job_id)
@@ -51,7 +62,7 @@ class InJobActivities:
             instruction = channel.Instruction(
                 incident_id=req.incident_id,
                 generation=generation,
-                action=channel.Action.RELAUNCH_EXCLUDING if req.exclude else channel.Action.RELAUNCH,
+                action=action,
                 exclude=req.exclude,
                 reason=req.reason[: channel.MAX_TEXT],
             )

@@ -62,6 +62,7 @@ with workflow.unsafe.imports_passed_through():
         RelaunchRequest,
         StepEndRequest,
     )
+    from respawn.wire.launcher import StepState
     from respawn.wire.taxonomy import FailureClass
     from respawn.workflows.search import CLUSTER, FAILURE_CLASS, JOB_ID, PHASE
 
@@ -137,6 +138,10 @@ _MARK_SILENT_DOWN = "mark-silent-down"
 # Patch: under the job's launcher the settle ends once the launcher reports the step ended
 # (all of srun's output is written then), not after the whole settle window.
 _SETTLE_ON_STEP_END = "settle-on-step-end"
+# Patch: a stop of a job whose launcher waits for its word after the step failed tells it to
+# give up, so that the job ends now and not after the launcher's `--wait-s`.
+_STOP_TELLS_LAUNCHER = "stop-tells-launcher"
+_GIVE_UP_ACK_S = 10.0  # the launcher acknowledges within a moment: it polls its channel while it waits
 
 
 def _cascade(assessment: Assessment) -> bool:
@@ -419,8 +424,32 @@ class IncidentWorkflow:
                 if not outcome.converged:
                     result.acted, result.reason = False, f"{decision.reason}; advice not carried out: {outcome.detail}"
                     return await self._close(result, Phase.CLOSED)
+            launcher = None
+            if (
+                inp.acting is Acting.RESPAWN  # a cluster's controller acts there: its jobs' channels are not ours
+                and gathered.launcher is not None
+                and gathered.launcher.state is StepState.FAILED
+                and workflow.patched(_STOP_TELLS_LAUNCHER)
+            ):
+                told = await workflow.execute_activity_method(
+                    InJobActivities.give_up_step,
+                    RelaunchRequest(
+                        incident_id=iid,
+                        cluster=inp.cluster,
+                        job_id=inp.job_id,
+                        attempt=inp.attempt,
+                        reason=decision.reason,
+                        timeout_s=_GIVE_UP_ACK_S,
+                    ),
+                    **_long_poll(_GIVE_UP_ACK_S),
+                )
+                launcher = told.detail[:500] if told.done else f"not told to give up: {told.detail[:500]}"
             await self._record(
-                EventType.STOPPED, action="stop", acted=True, **common, details=StoppedDetails(reason=decision.reason)
+                EventType.STOPPED,
+                action="stop",
+                acted=True,
+                **common,
+                details=StoppedDetails(reason=decision.reason, launcher=launcher),
             )
             return await self._close(result, Phase.STOPPED)
 

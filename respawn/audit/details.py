@@ -147,6 +147,8 @@ class SchedulerActDetails(EventDetails):
 
 class StoppedDetails(EventDetails):
     reason: str | None = None
+    # The job's launcher, waiting after its step failed, told to give up: its word (None: no launcher waited).
+    launcher: str | None = None
 
 
 class AttemptStartedDetails(EventDetails):

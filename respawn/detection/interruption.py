@@ -12,14 +12,15 @@ meant (COMPLETED, CANCELLED) was not interrupted.
 A pure function of what Slurm says and what was detected, tested without Temporal.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from respawn.attribution.runbook import Onset
 from respawn.scheduler.states import ENDED_AS_MEANT, ENDED_BADLY
+from respawn.sources.progress import ProgressReader
 from respawn.wire.launcher import LauncherView, StepState
 
 if TYPE_CHECKING:
@@ -39,6 +40,37 @@ class Interruption(BaseModel):
     job_restarts: int = 0  # the job's own launcher restarted its workers so often: its budget counts them
 
 
+class OwnLauncherWord(BaseModel):
+    """What the job's own launcher (torchrun's elastic agent, NVRx's ft_launcher) said of its
+    workers in the attempt's output."""
+
+    # Its restarts of its workers: its restart line, or a failure of them followed by training.
+    restarts: list[str] = Field(default_factory=list)
+    # It saw its workers fail and has said nothing since: it restarts them or gives up.
+    deciding: bool = False
+
+
+def own_launcher_word(lines: Iterable[str], progress: ProgressReader) -> OwnLauncherWord:
+    """Read the output in order. torchrun logs every failure of its workers at ERROR, then
+    restarts them (its INFO restart line, unseen at the default log level) or gives up
+    (ChildFailedError): a failure followed by training again was a restart."""
+    word = OwnLauncherWord()
+    pending: str | None = None
+    for line in lines:
+        if progress.restarting(line):
+            word.restarts.append(line)
+            pending = None
+        elif progress.worker_failed(line):
+            pending = line
+        elif progress.gave_up(line):
+            pending = None
+        elif pending is not None and (progress.step(line) is not None or progress.resumed(line) is not None):
+            word.restarts.append(pending)
+            pending = None
+    word.deciding = pending is not None
+    return word
+
+
 # What an incident opened before this judgement existed was treated as.
 ASSUMED = Interruption(verdict=Verdict.CONFIRMED, why="judged before confirmation existed", ended=True)
 
@@ -51,11 +83,13 @@ def judge(
     onset: Callable[[str], Onset | None],
     launcher: LauncherView | None = None,
     job_restarts: Sequence[str] = (),
+    own_launcher_deciding: bool = False,
 ) -> Interruption:
     """The verdict on one attempt: `onset(pattern)` is what the runbooks say of a pattern's lines;
     `launcher`, the job's in-job launcher, whose step may end while the job runs on;
-    `job_restarts`, the job's own launcher's lines restarting its workers since the suspicion's
-    evidence began (torchrun --max-restarts, NVRx's ft_launcher)."""
+    `job_restarts`, the job's own launcher's restarts of its workers in the attempt (torchrun
+    --max-restarts, NVRx's ft_launcher); `own_launcher_deciding`, that launcher saw its workers
+    fail and has not said yet whether it restarts them."""
     from respawn.wire.incident import DetectionKind  # the incident's types import this module
 
     words = job_state.split()
@@ -96,8 +130,15 @@ def judge(
         if d.kind is DetectionKind.SLOWDOWN:
             # Not an interruption but a finding of its own: a rank slower than its peers, sustained.
             return Interruption(verdict=Verdict.CONFIRMED, why="a sustained slowdown")
-        if d.pattern and onset(d.pattern) is Onset.CERTAIN:
+        if d.pattern and onset(d.pattern) is Onset.CERTAIN and not own_launcher_deciding:
             return Interruption(
                 verdict=Verdict.CONFIRMED, why=f"{d.pattern}: the process dies or hangs after such a line"
             )
+    if own_launcher_deciding:
+        # The worker died, but the job's own launcher may restart it: wait for its word, as
+        # for any suspicion (the job ending, training again, the confirmation window).
+        return Interruption(
+            verdict=Verdict.SUSPECTED,
+            why="the job's own launcher saw its workers fail and has not said whether it restarts them",
+        )
     return Interruption(verdict=Verdict.SUSPECTED, why=f"failure-like output while the attempt is {state or 'unknown'}")

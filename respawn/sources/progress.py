@@ -79,6 +79,10 @@ class ProgressPatterns(BaseModel):
     # The job's own launcher restarting its workers (torchrun --max-restarts, NVRx's ft_launcher):
     # the failure before it is the job's to recover, not Respawn's.
     restarting: list[LinePattern] = Field(default_factory=list)
+    # That launcher saw its workers fail: it restarts them or gives up, its word follows.
+    worker_failed: list[LinePattern] = Field(default_factory=list)
+    # That launcher gave up: the failure is the job's end, Respawn's to recover.
+    gave_up: list[LinePattern] = Field(default_factory=list)
 
     @classmethod
     def load(cls, runbooks: Path = DEFAULT_DIR) -> "ProgressPatterns":
@@ -94,6 +98,8 @@ class ProgressPatterns(BaseModel):
             merged.saving += part.saving
             merged.compute += part.compute
             merged.restarting += part.restarting
+            merged.worker_failed += part.worker_failed
+            merged.gave_up += part.gave_up
         return merged
 
 
@@ -108,6 +114,8 @@ class ProgressReader:
             patterns.saving,
             patterns.compute,
             patterns.restarting,
+            patterns.worker_failed,
+            patterns.gave_up,
         )
         regexes = [p.regex for kind in kinds for p in kind]
         self._compiled = [_compile(r) for r in regexes]
@@ -121,11 +129,20 @@ class ProgressReader:
             self._set.Compile()
         ranges, at = [], 0
         self._group: list[int] = []  # the group each pattern's number is in (re2 rebuilds groupindex per lookup)
-        for kind, name in zip(kinds, ("step", "step", "step", "", "seconds", ""), strict=True):
+        for kind, name in zip(kinds, ("step", "step", "step", "", "seconds", "", "", ""), strict=True):
             ranges.append(range(at, at + len(kind)))
             at += len(kind)
             self._group += [self._compiled[i].groupindex.get(name, 0) for i in ranges[-1]]
-        self._steps, self._checkpoints, self._resumes, self._savings, self._computes, self._restarts = ranges
+        (
+            self._steps,
+            self._checkpoints,
+            self._resumes,
+            self._savings,
+            self._computes,
+            self._restarts,
+            self._worker_failures,
+            self._give_ups,
+        ) = ranges
         self._last: tuple[str | None, bytes, frozenset[int]] = (None, b"", frozenset())
 
     def step(self, line: str) -> int | None:
@@ -138,18 +155,28 @@ class ProgressReader:
         return _step(self._first(line, self._resumes))
 
     def saving(self, line: str) -> bool:
-        _, hits = self._hits(line)
-        return any(i in hits for i in self._savings)
+        return self._any(line, self._savings)
 
     def restarting(self, line: str) -> bool:
         """Whether the line is the job's own launcher restarting its workers."""
-        _, hits = self._hits(line)
-        return any(i in hits for i in self._restarts)
+        return self._any(line, self._restarts)
+
+    def worker_failed(self, line: str) -> bool:
+        """Whether the line is the job's own launcher seeing its workers fail (its word follows)."""
+        return self._any(line, self._worker_failures)
+
+    def gave_up(self, line: str) -> bool:
+        """Whether the line is the job's own launcher giving up on its workers."""
+        return self._any(line, self._give_ups)
 
     def compute(self, line: str) -> float | None:
         """The seconds a rank's timer line reports, if it is one: a finite, non-negative
         number of at most _MAX_SECONDS."""
         return _seconds(self._first(line, self._computes))
+
+    def _any(self, line: str, kind: range) -> bool:
+        _, hits = self._hits(line)
+        return any(i in hits for i in kind)
 
     def _hits(self, line: str) -> tuple[bytes, frozenset[int]]:
         """The line's first _LINE characters as UTF-8 (RE2's wrapper searches bytes

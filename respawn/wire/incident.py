@@ -184,8 +184,10 @@ class Gathered(BaseModel):
     last_step: int | None = None  # the newest training step the attempt reported
     # The job's in-job launcher, read while the job runs: None when it runs none (docs/launcher.md).
     launcher: LauncherView | None = None
-    # Lines of the job's own launcher restarting its workers (torchrun, ft_launcher), at most 20.
+    # The job's own launcher's restarts of its workers (torchrun, ft_launcher): its lines, at most 20.
     job_restarts: list[str] = Field(default_factory=list)
+    # That launcher saw its workers fail and has not said yet whether it restarts them.
+    own_launcher_deciding: bool = False
     array_job_id: int | None = None  # the job is a task of this array
     gpus: int | None = None  # in the allocation, as Slurm reports it (tres gres/gpu); None: not reported
 

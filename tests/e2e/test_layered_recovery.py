@@ -11,7 +11,7 @@ from respawn.audit.trail import EventType
 from respawn.launcher import channel
 from respawn.sandbox.workload import faults
 from respawn.sandbox.workload.faults import FaultKind
-from respawn.sandbox.workload.submit import output_path
+from respawn.sandbox.workload.submit import output_path, submit
 from tests.integration.test_launcher import resumed_after, saved_steps, submit_launched
 from tests.integration.test_workload import (
     SAVED,
@@ -153,3 +153,64 @@ async def test_an_xid_on_node2_of_a_job_that_can_shrink_relaunches_on_the_other_
     job = await cluster.wait_state(job_id, {"COMPLETED"}, timeout=120)
     assert job.restart_count == 0
     assert_prepared_steps_were_silent(out)
+
+
+async def test_a_job_whose_own_launcher_restarts_its_workers_is_left_to_it_until_it_gives_up(cluster, jobs):
+    """torchrun --max-restarts 1 around the trainer (two workers on one node), at torch's default
+    log level: its restart shows only as its ERROR line about the failed workers and training
+    again. A SIGKILL of its workers (its line is a `certain` one) is left to it, counted as the
+    job's restart; their next failure, with no restart left, ends the job, and that is Respawn's."""
+    torchrun = [
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--local-addr=127.0.0.1",
+        "--nproc-per-node=2",
+        "--max-restarts=1",
+    ]
+    job_id = submit(
+        cluster.lab, nodes=1, steps=150, step_seconds=0.2, comment=ACTION, name="torchrun", python_args=torchrun
+    )
+    jobs.append(job_id)
+    await cluster.wait_checkpoint(job_id)
+    node = (await cluster.job(job_id)).nodes[0]
+    faults.inject(cluster.lab, job_id, node, FaultKind.CRASH)
+
+    judged = await until(
+        lambda: [r for r in cluster.events(job_id) if r.event_type is EventType.NOT_INTERRUPTED],
+        90,
+        "the crash to be left to torchrun",
+    )
+    assert judged[0].details["job_restarts"] == 1, judged[0].details
+    assert "the job's own launcher restarted its workers (1x)" in judged[0].details["why"]
+    assert "failed (exitcode: -9) local_rank: " in judged[0].details["why"]
+    assert not {EventType.DECIDED, EventType.HELD, EventType.RELEASED} & set(cluster.types(job_id))
+    job = await cluster.job(job_id)
+    assert (job.state, job.restart_count) == ("RUNNING", 0)
+
+    # Out of restarts: the agent gives up (ChildFailedError), the job ends, Respawn requeues it.
+    await until(lambda: cluster.output(job_id).count("resumed from checkpoint") >= 2, 60, "the restarted workers")
+    faults.inject(cluster.lab, job_id, node, FaultKind.NCCL_ERROR)
+    job = await cluster.wait_state(job_id, {"COMPLETED"}, min_restarts=1)
+    assert job.restart_count == 1
+    decided = [r for r in cluster.events(job_id) if r.event_type is EventType.DECIDED]
+    assert [(r.action, r.acted) for r in decided] == [("restart", True)]
+    assert "ChildFailedError" in cluster.output(job_id)
+
+
+async def test_a_stop_ends_the_job_at_once_instead_of_after_the_launchers_wait(cluster, monkeypatch, jobs):
+    """An application bug (KeyError) in a launched job: the ladder stops it. The launcher, waiting
+    60 s for an instruction after its step failed, is told to give up: the job ends now."""
+    job_id = await fault_after_a_checkpoint(cluster, monkeypatch, jobs, FaultKind.KEYERROR)
+
+    job = await cluster.wait_state(job_id, {"FAILED"}, timeout=40)  # well inside the launcher's 60 s
+    assert job.restart_count == 0
+    await until(lambda: EventType.INCIDENT_CLOSED in cluster.types(job_id), 30, "the incident to close")
+    rows = cluster.events(job_id)
+    decided = next(r for r in rows if r.event_type is EventType.DECIDED)
+    assert (decided.failure_class, decided.action, decided.acted) == ("app_error", "stop", True)
+    stopped = next(r for r in rows if r.event_type is EventType.STOPPED)
+    assert stopped.details["launcher"] == "giving up: the job ends with the step's exit code"
+    assert not {EventType.RELAUNCHED, EventType.HELD, EventType.RELEASED} & {r.event_type for r in rows}
+    ack = channel.read_ack(channel.channel_dir(output_path(cluster.lab, job_id), job_id), 1)
+    assert ack is not None and ack.done and ack.incident_id == decided.incident_id

@@ -125,7 +125,10 @@ TODAY: dict[EventType, dict] = {
     },
     EventType.RUNG_FAILED: {"rung": "restart_in_place", "why": "no acknowledgement within 60 s", "fallback": "restart"},
     EventType.OVERRIDE: {"who": "alice", "reason": "bad data shard"},
-    EventType.STOPPED: {"reason": "not recoverable by a restart"},
+    EventType.STOPPED: {
+        "reason": "not recoverable by a restart",
+        "launcher": "giving up: the job ends with the step's exit code",
+    },
     EventType.INCIDENT_CLOSED: {"phase": "resumed", "reason": "GPU fell off the bus"},
     # activities/scheduler.py
     EventType.HELD: {"changed": True, "detail": "held", "reason": "GPU fell off the bus"},

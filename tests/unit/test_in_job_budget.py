@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from respawn.activities.assessment import AssessmentActivities
 from respawn.audit.details import DecidedDetails, NotInterruptedDetails, RelaunchedDetails
 from respawn.audit.trail import EventType, incident_event
-from respawn.detection.interruption import Verdict, judge
+from respawn.detection.interruption import Verdict, judge, own_launcher_word
 from respawn.wire.incident import Detection, DetectionKind
 from respawn.wire.launcher import LauncherView, StepState
 from tests.unit.test_job_identity import _request, _services
@@ -76,3 +76,44 @@ def test_the_elastic_agents_restart_lines_are_read_as_such(tmp_path):
     )
     assert not progress.restarting("[default] Worker group SUCCEEDED. Waiting 300 seconds for other agents to finish")
     assert not progress.restarting("Worker group FAILED. 0/3 attempts left")  # it gives up: the job ends
+
+
+# What torchrun prints by default (torch's elastic logger at WARNING): the worker's traceback, the
+# agent's ERROR line, and then either training again (a restart) or ChildFailedError (it gave up).
+TRACEBACK = "RuntimeError: CUDA error: an illegal memory access was encountered"
+AGENT_FAILED = (
+    "E1203 09:40:02.281000 4272 torch/distributed/elastic/multiprocessing/api.py:1002] "
+    "failed (exitcode: 1) local_rank: 1 (pid: 4278) of binary: /usr/bin/python3"
+)
+GAVE_UP = "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: "
+STEP = "[rank0] step 12 loss 0.41"
+
+
+def test_the_elastic_agents_word_is_read_in_order(tmp_path):
+    progress = _services(tmp_path).progress
+    word = own_launcher_word([STEP, TRACEBACK, AGENT_FAILED], progress)
+    assert word.deciding and not word.restarts  # the agent has not said yet
+    # Training again after the agent's failure line: it restarted its workers (one restart).
+    word = own_launcher_word([STEP, TRACEBACK, AGENT_FAILED, "[rank0] resumed from checkpoint step 10", STEP], progress)
+    assert word.restarts == [AGENT_FAILED] and not word.deciding
+    # Its INFO restart line (LOGLEVEL=INFO) is the same restart, counted once.
+    word = own_launcher_word([TRACEBACK, AGENT_FAILED, TORCHRUN, STEP], progress)
+    assert word.restarts == [TORCHRUN] and not word.deciding
+    # It gave up: nothing to wait for and no restart.
+    word = own_launcher_word([TRACEBACK, AGENT_FAILED, GAVE_UP, STEP], progress)
+    assert word.restarts == [] and not word.deciding
+    # A step before the agent's line is no restart (peers still training when a rank died).
+    assert own_launcher_word([AGENT_FAILED, TRACEBACK], progress).deciding
+
+
+def test_a_certain_line_waits_while_the_jobs_own_launcher_decides(catalogue):
+    crash = Detection(
+        kind=DetectionKind.LOG_LINE, at=datetime(2026, 12, 1, tzinfo=UTC), job_id=5, attempt=0, pattern="xid-fatal"
+    )
+    assert judge("RUNNING", 0, 0, [crash], catalogue.onset).verdict is Verdict.CONFIRMED
+    deciding = judge("RUNNING", 0, 0, [crash], catalogue.onset, own_launcher_deciding=True)
+    assert deciding.verdict is Verdict.SUSPECTED and "has not said whether it restarts" in deciding.why
+    # What the agent cannot undo still confirms: the job ended, a node down, a hang.
+    assert judge("FAILED", 0, 0, [crash], catalogue.onset, own_launcher_deciding=True).verdict is Verdict.CONFIRMED
+    down = crash.model_copy(update={"kind": DetectionKind.NODE_DOWN, "node": "node2", "pattern": None})
+    assert judge("RUNNING", 0, 0, [down], catalogue.onset, own_launcher_deciding=True).verdict is Verdict.CONFIRMED

@@ -25,6 +25,7 @@ from respawn.wire.incident import (
     StepEndRequest,
     incident_id,
 )
+from respawn.wire.launcher import LauncherView, StepState
 from respawn.workflows.incident import IncidentWorkflow
 from tests.workflow.test_incident_workflow import XID, Fakes, run_incident
 from tests.workflow.test_interruption import _detection
@@ -49,6 +50,7 @@ class InJobFakes(Fakes):
         self.relaunches: list[RelaunchRequest] = []
         self.follows: list[FollowRequest] = []
         self.step_ends: list[StepEndRequest] = []
+        self.give_ups: list[RelaunchRequest] = []
 
     def activities(self):
         @activity.defn(name="relaunch_step")
@@ -58,6 +60,12 @@ class InJobFakes(Fakes):
             if not self.done:
                 return Relaunched(done=False, detail="no acknowledgement within 60 s", generation=1)
             return Relaunched(done=True, detail="relaunched on n1,n3,n4", generation=1, nodes=["n1", "n3"], log_end=150)
+
+        @activity.defn(name="give_up_step")
+        async def give_up(req: RelaunchRequest) -> Relaunched:
+            self.calls.append("give_up_step")
+            self.give_ups.append(req)
+            return Relaunched(done=True, detail="gave up (exit code 1)", generation=2)
 
         @activity.defn(name="await_step_end")
         async def step_end(req: StepEndRequest) -> bool:
@@ -72,7 +80,7 @@ class InJobFakes(Fakes):
 
         base = super().activities()
         original = next(a for a in base if a.__name__ == "progress")
-        return [a for a in base if a.__name__ != "progress"] + [relaunch, step_end, progress]
+        return [a for a in base if a.__name__ != "progress"] + [relaunch, give_up, step_end, progress]
 
 
 async def test_a_replaced_node_is_relaunched_in_the_allocation_and_followed_without_a_requeue(env):
@@ -122,6 +130,34 @@ async def test_observe_mode_tells_the_launcher_nothing(env):
     result = await run_incident(env, fakes, mode=Mode.OBSERVE)
     assert result.phase is Phase.RECOMMENDED and result.action == "replace_node" and not result.acted
     assert "relaunch_step" not in fakes.calls
+
+
+STOP = Decision(action=Action.STOP, reason="app_error: stop")
+WAITING = LauncherView(state=StepState.FAILED, step_nodes=["n1", "n2"], exit_code=1)
+
+
+async def test_a_stop_tells_the_launcher_waiting_after_its_step_failed_to_give_up(env):
+    fakes = InJobFakes([XID], STOP, launcher=WAITING)
+    result = await run_incident(env, fakes)
+    assert result.phase is Phase.STOPPED
+    # Recommended first, then the launcher told, then the stop on record with its word.
+    order = [c for c in fakes.calls if c in ("record:decided", "give_up_step", "record:stopped")]
+    assert order == ["record:decided", "give_up_step", "record:stopped"]
+    assert fakes.give_ups[0].exclude == [] and fakes.give_ups[0].reason == "app_error: stop"
+    stopped = next(e for e in fakes.events if e.event_type is EventType.STOPPED)
+    assert stopped.details == {"reason": "app_error: stop", "launcher": "gave up (exit code 1)"}
+    assert not {"relaunch_step", "hold_job", "release_job"} & set(fakes.calls)
+
+
+async def test_a_stop_tells_no_launcher_that_is_not_waiting(env):
+    for launcher in (None, WAITING.model_copy(update={"state": StepState.GIVING_UP})):
+        fakes = InJobFakes([XID], STOP, launcher=launcher)
+        assert (await run_incident(env, fakes)).phase is Phase.STOPPED
+        assert "give_up_step" not in fakes.calls
+    # Observe mode: the stop is recommended, the launcher told nothing.
+    fakes = InJobFakes([XID], STOP, launcher=WAITING)
+    assert (await run_incident(env, fakes, mode=Mode.OBSERVE)).phase is Phase.RECOMMENDED
+    assert "give_up_step" not in fakes.calls
 
 
 async def test_a_crash_after_an_in_job_relaunch_opens_the_attempts_next_incident(env, tmp_path):

@@ -41,6 +41,7 @@ from respawn.wire.incident import (
     ProbeVerdict,
     Resumed,
 )
+from respawn.wire.launcher import LauncherView
 from respawn.wire.taxonomy import CauseLayer, FailureClass
 from respawn.workflows.incident import IncidentWorkflow
 
@@ -57,7 +58,9 @@ class Fakes:
         interruptions: list[Interruption] | None = None,
         cascade: bool | None = None,
         probed: Probed | None = None,
+        launcher: LauncherView | None = None,
     ) -> None:
+        self.launcher = launcher  # the job's in-job launcher as the evidence reads it
         self.gone_at = gone_at  # an action that finds the job cancelled by its owner
         self.nodes = nodes or NodeVerdict()
         self._interruptions = interruptions  # the verdict of each assessment in turn (the last one repeats)
@@ -83,6 +86,7 @@ class Fakes:
                 cluster_nodes=["n1", "n2", "n3"],
                 excluded_nodes=[],
                 job_state="FAILED",
+                launcher=self.launcher,
             )
 
         @activity.defn(name="assess")

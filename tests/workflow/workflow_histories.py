@@ -64,6 +64,8 @@ CATALOGUE: dict[str, list[str]] = {
     "test_a_relaunch_not_done_falls_back_to_the_requeue_without_the_node": ["in_job_fell_back"],
     # ... (recorded with the patch "settle-on-step-end")
     "test_under_its_launcher_the_settle_ends_once_the_launcher_reports_the_step_ended": ["in_job_settled_on_step_end"],
+    # ... (recorded with the patch "stop-tells-launcher")
+    "test_a_stop_tells_the_launcher_waiting_after_its_step_failed_to_give_up": ["in_job_stop_gave_up"],
     # tests/workflow/test_cascade_probe.py (recorded with the patch "probe-cascade")
     "test_every_node_answering_decides_at_once_without_waiting_for_slurm": ["cascade_probed_all_answered"],
     "test_a_silent_node_is_blamed_as_if_slurm_had_called_it_down": ["cascade_probed_silent"],

@@ -141,20 +141,23 @@ def rank_pids(lab: Lab, job_id: int, node: str) -> list[int]:
     Only python processes count: slurmstepd and the batch script's srun carry the
     same job environment, and killing them is a different fault. Nor do the tasks of a
     prepared step (respawn/launcher/task.py): no rank yet, they are named `respawn-prepare`
-    until told to run. SLURM_CONF tells this lab's jobs from another lab's, whose job ids
-    start at 1 as well.
+    until told to run. Under torchrun (`python -m torch.distributed.run`) its agent is a python
+    process too: only its workers (TORCHELASTIC_RUN_ID in their environment) are ranks.
+    SLURM_CONF tells this lab's jobs from another lab's, whose job ids start at 1 as well.
     """
     want = {"SLURM_CONF": str(lab.slurm_conf), "SLURM_JOB_ID": str(job_id), "SLURMD_NODENAME": node}
-    pids = []
+    pids, workers = [], []
     for pid in procs.all_pids():
         env = procs.environ(pid)
         if any(env.get(k) != v for k, v in want.items()):
             continue
         if (procs.comm(pid) or "").startswith("python") and procs.alive(pid):
             pids.append(pid)
+            if "TORCHELASTIC_RUN_ID" in env:
+                workers.append(pid)
     if not pids:
         raise FaultError(f"no rank of job {job_id} is running on {node}")
-    return sorted(pids)
+    return sorted(workers or pids)
 
 
 def _record_fired(path: Path, kind: FaultKind) -> None:

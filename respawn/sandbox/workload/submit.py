@@ -35,6 +35,7 @@ def submit(
     name: str = "train",
     extra_sbatch_args: Sequence[str] = (),
     trainer_args: Sequence[str] = (),  # more of train.py's options, e.g. --step-jitter=0.3
+    python_args: Sequence[str] = (),  # before the trainer, e.g. -m torch.distributed.run --max-restarts=1
 ) -> int:
     """Submit the training job on `nodes` nodes, one rank each; returns the job id."""
     # Slurm does not create the output folder: a job writing into a missing one fails silently.
@@ -55,7 +56,7 @@ def submit(
     ]
     if comment is not None:
         argv.append(f"--comment={comment}")
-    argv += [*extra_sbatch_args, str(BATCH_SCRIPT), str(TRAINER)]
+    argv += [*extra_sbatch_args, str(BATCH_SCRIPT), *python_args, str(TRAINER)]
     argv += [
         f"--steps={steps}",
         f"--checkpoint-every={checkpoint_every}",

@@ -40,9 +40,11 @@ import warnings
 from pathlib import Path
 from typing import NoReturn
 
-# The rank's identity comes from Slurm (srun sets these per task).
-RANK = int(os.environ["SLURM_PROCID"])
-WORLD_SIZE = int(os.environ["SLURM_NTASKS"])
+# The rank's identity comes from Slurm (srun sets these per task), or from torchrun's elastic
+# agent when the job runs the trainer under it (it sets RANK, WORLD_SIZE and the rendezvous).
+ELASTIC = "TORCHELASTIC_RUN_ID" in os.environ
+RANK = int(os.environ["RANK" if ELASTIC else "SLURM_PROCID"])
+WORLD_SIZE = int(os.environ["WORLD_SIZE" if ELASTIC else "SLURM_NTASKS"])
 NODE = os.environ["SLURMD_NODENAME"]
 JOB_ID = int(os.environ["SLURM_JOB_ID"])
 RESTART_COUNT = int(os.environ.get("SLURM_RESTART_COUNT", "0"))  # unset in a job's first run
@@ -50,7 +52,9 @@ RESTART_COUNT = int(os.environ.get("SLURM_RESTART_COUNT", "0"))  # unset in a jo
 # Every node of the multi-slurmd sandbox listens on loopback. Where nodes are separate
 # hosts (the container sandbox exports RESPAWN_MASTER=launch-node), rank 0 runs on the
 # node that launched srun, whose address srun exports.
-if os.environ.get("RESPAWN_MASTER") == "launch-node":
+if ELASTIC:
+    MASTER_ADDR = os.environ["MASTER_ADDR"]
+elif os.environ.get("RESPAWN_MASTER") == "launch-node":
     MASTER_ADDR = os.environ["SLURM_LAUNCH_NODE_IPADDR"]
 else:
     MASTER_ADDR = "127.0.0.1"
@@ -216,7 +220,7 @@ def save_checkpoint(ckpt_dir: Path, step: int, state: dict) -> Path:
 
 def main() -> None:
     args = parse_args()
-    port = args.master_port or master_port(JOB_ID, RESTART_COUNT)
+    port = int(os.environ["MASTER_PORT"]) if ELASTIC else args.master_port or master_port(JOB_ID, RESTART_COUNT)
     log(
         f"starting rank {RANK} world_size {WORLD_SIZE} node {NODE} job {JOB_ID} "
         f"restart_count {RESTART_COUNT} master {MASTER_ADDR}:{port} pid {os.getpid()}"
