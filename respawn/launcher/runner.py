@@ -247,6 +247,8 @@ class Launcher:
             if prepared is not None:
                 self._stand_down(prepared)
             env = {**os.environ, "RESPAWN_NO_REQUEUE_MARK": str(mark)}
+            if self.restarts and (plan := self._cold_plan()) is not None:
+                env["RESPAWN_GO_PLAN"] = plan
             argv = self.srun_argv(self.step_nodes)
             self._proc, how = subprocess.Popen(argv, stdin=subprocess.DEVNULL, env=env), "started"
         self._started_at = self._clock()
@@ -274,6 +276,21 @@ class Launcher:
             return False
         prepared.proc.send_signal(task.GO)  # srun forwards it to every task
         return True
+
+    def _cold_plan(self) -> str | None:
+        """The plan of a relaunch started as a step of its own: its tasks take the ranks a
+        prepared step's would (a spare in the replaced node's place, rank 0 where it was),
+        not srun's, which follow Slurm's node order. Its path; None when it cannot be
+        written (the tasks then keep srun's ranks: a valid layout, only not the same one)."""
+        name = f".go-cold-{self.restarts}.json"
+        try:
+            channel.write_go_plan(
+                self.channel_dir, name, GoPlan(nodes=self.step_nodes, tasks_per_node=self.tasks_per_node)
+            )
+        except ChannelError as exc:
+            self._say(f"channel: {exc}; the step is ranked by Slurm's node order")
+            return None
+        return str(self.channel_dir / name)
 
     def _unusable(self, nodes: list[str]) -> str | None:
         """Why a step spanning `nodes` could be ended by one of them (lost, or Slurm cannot

@@ -26,7 +26,9 @@ A prepared step spans the step's nodes and the spares, so that a relaunch on a s
 use it too. At the go, the launcher's plan (RESPAWN_GO_PLAN: the new step's nodes in rank
 order and the tasks per node) says which task is which rank: the Slurm variables a program
 reads for its rank and world are rewritten to the new step's (`rank_environment`), and a
-task on a node the plan does not name stands down as above.
+task on a node the plan does not name stands down as above. A relaunch started cold has a
+plan too, read before the program starts, so that its ranks sit where a prepared one's
+would (srun alone ranks by Slurm's node order, whatever order it is given).
 """
 
 import os
@@ -118,6 +120,10 @@ def supervise(child: Callable[[], None]) -> None:
 
 
 def _exec(argv: list[str]) -> None:
+    if plan := os.environ.get("RESPAWN_GO_PLAN"):
+        # A step started cold after a replacement is ranked as a prepared one would be (srun
+        # ranks by Slurm's node order, the plan puts a spare in the replaced node's place).
+        _take_rank(plan)
     try:
         os.execvp(argv[0], argv)
     except OSError as exc:
@@ -137,15 +143,7 @@ def _prepared(modules: list[str], program: list[str], name: str) -> None:
         _touch(f"{mark}-{os.environ.get('SLURM_PROCID', '0')}")
     if signal.sigwait(_DELIVERED) != GO:
         os._exit(0)  # stood down: the step never ran, and says nothing
-    try:
-        rank = rank_environment(read_plan(os.environ["RESPAWN_GO_PLAN"]), os.environ)
-    except (KeyError, OSError, ValueError) as exc:
-        # No rank can be trusted: fail the step (the launcher's ladder goes on) rather than guess.
-        os.write(2, f"respawn-task: no go plan to run by: {exc}\n".encode())
-        os._exit(1)
-    if rank is None:
-        os._exit(0)  # a node the new step does not use (excluded, or a spare kept): stood down
-    os.environ.update(rank)
+    _take_rank(os.environ.get("RESPAWN_GO_PLAN", ""))
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _DELIVERED)
     _name(name)  # the rank is called as it would be (its wrapper keeps the prepared name)
     if program[:1] == ["-u"]:
@@ -161,6 +159,20 @@ def _prepared(modules: list[str], program: list[str], name: str) -> None:
         sys.argv = program
         sys.path[0] = os.path.dirname(script)  # as `python SCRIPT` does, in place of the wrapper's
         runpy.run_path(script, run_name="__main__")
+
+
+def _take_rank(path: str) -> None:
+    """This task's rank in the plan at `path`, into its environment; a task on a node the plan
+    leaves out (excluded, or a spare kept) stands down: it exits 0 and says nothing."""
+    try:
+        rank = rank_environment(read_plan(path), os.environ)
+    except (KeyError, OSError, ValueError) as exc:
+        # No rank can be trusted: fail the step (the launcher's ladder goes on) rather than guess.
+        os.write(2, f"respawn-task: no go plan to run by: {exc}\n".encode())
+        os._exit(1)
+    if rank is None:
+        os._exit(0)
+    os.environ.update(rank)
 
 
 def read_plan(path: str) -> tuple[list[str], int]:

@@ -169,7 +169,18 @@ async def test_a_job_whose_own_launcher_restarts_its_workers_is_left_to_it_until
         "--max-restarts=1",
     ]
     job_id = submit(
-        cluster.lab, nodes=1, steps=150, step_seconds=0.2, comment=ACTION, name="torchrun", python_args=torchrun
+        cluster.lab,
+        nodes=1,
+        steps=150,
+        step_seconds=0.2,
+        comment=ACTION,
+        name="torchrun",
+        python_args=torchrun,
+        # torch 2.13's c10d rendezvous shares the agent's TCPStore with the workers without a
+        # prefix per restart: restarted workers can read their predecessors' gloo addresses and
+        # fail to connect (seen here once in two runs), so torchrun's own restart fails. Each
+        # worker group gets a store of its own instead: the restart this test is about works.
+        extra_sbatch_args=["--export=ALL,TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1"],
     )
     jobs.append(job_id)
     await cluster.wait_checkpoint(job_id)

@@ -1,6 +1,7 @@
 """The launcher's rules that need no Slurm (respawn/launcher/runner.py): where a relaunch
 excluding nodes runs, and when a prepared step spanning other nodes may serve it."""
 
+import json
 import stat
 from pathlib import Path
 
@@ -68,3 +69,25 @@ def test_a_prepared_step_serves_only_where_every_node_it_spans_beyond_the_step_i
     sinfo_printing(tmp_path, listing, code)
     assert job._unusable(["node2", "node4"]) == why
     assert job._unusable([]) is None  # nothing beyond the step: no sinfo at all
+
+
+def test_a_relaunch_started_cold_carries_the_plan_that_ranks_it_as_a_prepared_one(tmp_path):
+    """srun ranks a step by Slurm's node order; after a replacement the launcher's plan puts the
+    spare in the excluded node's place, as the go plan of a prepared step does."""
+    srun = tmp_path / "srun"
+    seen = tmp_path / "seen"
+    srun.write_text(f'#!/bin/sh\nprintf "%s" "${{RESPAWN_GO_PLAN:-none}}" > {seen}\n')
+    srun.chmod(srun.stat().st_mode | stat.S_IXUSR)
+    job = launcher(tmp_path, "node1,node2,node3,node4", spares=1)
+    job._start()
+    job._wait_step()
+    assert seen.read_text() == "none"  # the first start: srun's ranks are the plan's
+    assert job._exclude(["node2"]) is None
+    job.restarts = 1
+    job._start()
+    job._wait_step()
+    plan = Path(seen.read_text())
+    assert plan.parent == tmp_path and json.loads(plan.read_text()) == {
+        "nodes": ["node1", "node4", "node3"],
+        "tasks_per_node": 1,
+    }

@@ -204,3 +204,32 @@ def test_a_go_plan_is_read_only_from_a_small_regular_file_never_through_a_link(t
         good.write_text(json.dumps(bad))
         with pytest.raises(ValueError):
             read_plan(str(good))
+
+
+def cold_printing_rank(tmp_path: Path, plan: object, node: str) -> subprocess.CompletedProcess[str]:
+    """A task of a relaunch started cold (no prepared step), with the launcher's plan: its run."""
+    script = tmp_path / "rank.py"
+    script.write_text(RANK_PROGRAM)
+    path = tmp_path / "cold.json"
+    path.write_text(json.dumps(plan))
+    # srun ranked this task by Slurm's node order: node4 after node3, so rank 2.
+    slurm = {"SLURMD_NODENAME": node, "SLURM_LOCALID": "0", "SLURM_PROCID": "2", "SLURM_NTASKS": "3"}
+    env = {**os.environ, **slurm, "SLURM_NODEID": "2", "SLURM_STEP_NODELIST": "node[1,3-4]"}
+    return subprocess.run(
+        [sys.executable, "-S", str(TASK_WRAPPER), sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        env={**env, "RESPAWN_GO_PLAN": str(path)},
+        timeout=30,
+    )
+
+
+def test_a_task_of_a_step_started_cold_takes_its_rank_from_the_plan_as_a_prepared_one_would(tmp_path):
+    """After node2's replacement by the spare node4, srun ranks node4 last; the plan puts it in
+    node2's place, as a prepared step's go does, so the ranks are the same whichever started."""
+    plan = {"nodes": ["node1", "node4", "node3"], "tasks_per_node": 1}
+    ran = cold_printing_rank(tmp_path, plan, "node4")
+    assert (ran.stdout, ran.stderr, ran.returncode) == ("1 3 1 node1,node4,node3\n", "", 0)
+    # A plan that cannot be trusted fails the task rather than guess.
+    ran = cold_printing_rank(tmp_path, {"nodes": "node1"}, "node4")
+    assert ran.returncode == 1 and ran.stderr.startswith("respawn-task: no go plan to run by:")
