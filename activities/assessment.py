@@ -65,7 +65,11 @@ class AssessmentActivities:
             runbook,
             history,
             self._s.config.budgets,
-            JobShape(job_nodes=evidence.nodes, cluster_nodes=gathered.cluster_nodes),
+            JobShape(
+                job_nodes=evidence.nodes,
+                cluster_nodes=gathered.cluster_nodes,
+                eligible_nodes=gathered.eligible_nodes,
+            ),
             gathered.checkpoint_step,
             systemic=nodes.systemic,
             launcher=gathered.launcher,

@@ -9,8 +9,9 @@ from respawn.activities.errors import as_activity_error
 from respawn.config.cluster import SchedulerAccess
 from respawn.detection.interruption import own_launcher_word
 from respawn.launcher import channel
+from respawn.scheduler import hostlist
 from respawn.scheduler.errors import SchedulerError
-from respawn.scheduler.slurm import JobInfo
+from respawn.scheduler.slurm import JobInfo, NodeInfo
 from respawn.scheduler.states import JobState
 from respawn.services import Services
 from respawn.sources.gpu_metrics import GpuMetrics, MetricsError, unavailable_line
@@ -101,6 +102,7 @@ class EvidenceActivities:
             log_end=end,
             checkpoint_step=self._newest_checkpoint(raw),
             cluster_nodes=sorted(n.name for n in nodes),
+            eligible_nodes=await self._eligible(job, nodes),
             excluded_nodes=job.excluded_nodes or [],  # a job's own read always says
             job_state=job.state,
             restart_count=job.restart_count,
@@ -111,6 +113,31 @@ class EvidenceActivities:
             array_job_id=job.array_job_id,
             gpus=job.gpus,
         )
+
+    async def _eligible(self, job: JobInfo, nodes: list[NodeInfo]) -> list[str] | None:
+        """The nodes the job could run on: its partitions' nodes that are up and not drained, the
+        room an exclusion must leave it. None where Slurm does not say (the decision then counts
+        every node of the cluster)."""
+        try:
+            partitions = await self._s.slurm.partitions()
+        except SchedulerError as exc:
+            log.warning("job %s: its partitions are not readable: %s", job.job_id, exc)
+            return None
+        members: set[str] = set()
+        for name in filter(None, job.partition.split(",")):
+            listed = partitions.get(name, {}).get("Nodes")
+            if listed is None:
+                return None
+            if listed == "ALL":
+                members |= {n.name for n in nodes}
+            elif listed != "(null)":
+                try:
+                    members |= set(hostlist.expand(listed))
+                except ValueError:
+                    return None
+        if not members:
+            return None
+        return sorted(n.name for n in nodes if n.name in members and not n.unreachable and not n.drained)
 
     async def _output(self, req: GatherRequest, job: JobInfo) -> tuple[list[str], int]:
         """The attempt's output file from its offset, once per incident, not every poll: the

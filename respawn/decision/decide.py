@@ -34,6 +34,10 @@ class JobShape(BaseModel):
 
     job_nodes: list[str]
     cluster_nodes: list[str]
+    # The nodes the job could run on: its partitions' nodes that are up and not drained. An
+    # exclusion must leave it enough of them, or it would pend forever. None: not read (every
+    # node of the cluster counts, as before it was read).
+    eligible_nodes: list[str] | None = None
 
 
 class Decision(BaseModel):
@@ -111,12 +115,14 @@ def _requeue(
         )
     if action is Action.RESTART_EXCLUDING and suspects:
         wanted = sorted(set(keep) | set(suspects))
-        free = [n for n in shape.cluster_nodes if n not in wanted]
+        pool = shape.cluster_nodes if shape.eligible_nodes is None else shape.eligible_nodes
+        free = [n for n in pool if n not in wanted]
         if len(free) < len(shape.job_nodes):
+            where = "" if shape.eligible_nodes is None else " it may run on (its partitions', up, not drained)"
             return Decision(
                 action=Action.RESTART,
                 exclude=keep,
-                reason=f"excluding {', '.join(suspects)} would leave {len(free)} nodes for a "
+                reason=f"excluding {', '.join(suspects)} would leave {len(free)} nodes{where} for a "
                 f"{len(shape.job_nodes)}-node job: restarting without new exclusions",
             )
         new = [n for n in wanted if n not in keep]

@@ -180,6 +180,8 @@ class Gathered(BaseModel):
     cluster_nodes: list[str]
     excluded_nodes: list[str]
     job_state: str
+    # The nodes the job could run on (its partitions', up, not drained); None: not read.
+    eligible_nodes: list[str] | None = None
     restart_count: int | None = None  # Slurm's, when gathered: past the attempt, Slurm requeued it
     last_step: int | None = None  # the newest training step the attempt reported
     # The job's in-job launcher, read while the job runs: None when it runs none (docs/launcher.md).

@@ -125,6 +125,17 @@ def test_never_excludes_so_many_nodes_the_job_cannot_run():
     assert d.action is Action.RESTART and d.exclude == ["n1", "n2"] and "would leave 1" in d.reason
 
 
+def test_never_excludes_so_many_nodes_that_too_few_it_may_run_on_are_left():
+    """n1 and n4 are in another partition (or drained, or down): the cluster has room, the job has not."""
+    shape = SHAPE.model_copy(update={"eligible_nodes": ["n2", "n3"]})
+    d = decide(hw(["n3"]), HW, JobHistory(), BUDGETS, shape, checkpoint_step=10)
+    assert d.action is Action.RESTART and d.exclude == []
+    assert "would leave 1 nodes it may run on (its partitions', up, not drained) for a 2-node job" in d.reason
+    roomy = SHAPE.model_copy(update={"eligible_nodes": ["n1", "n2", "n3", "n4"]})
+    d = decide(hw(["n3"]), HW, JobHistory(), BUDGETS, roomy, checkpoint_step=10)
+    assert d.action is Action.RESTART_EXCLUDING and d.exclude == ["n3"]
+
+
 def test_ladder_end_stops():
     short = HW.model_copy(update={"ladder": [Rung(action=Action.RESTART_EXCLUDING, times=1)]})
     history = JobHistory(
