@@ -141,6 +141,11 @@ _SETTLE_ON_STEP_END = "settle-on-step-end"
 # Patch: a stop of a job whose launcher waits for its word after the step failed tells it to
 # give up, so that the job ends now and not after the launcher's `--wait-s`.
 _STOP_TELLS_LAUNCHER = "stop-tells-launcher"
+# Patch: the audit rows are written by local activities, in the workflow task that asks for
+# them: no task-queue round trip nor workflow task of their own (a third of an incident's),
+# which a storm's incidents wait on. Still written before the workflow goes on; a workflow
+# task retried after a worker died writes the row again, and its key makes that a no-op.
+_LOCAL_AUDIT = "local-audit"
 _GIVE_UP_ACK_S = 10.0  # the launcher acknowledges within a moment: it polls its channel while it waits
 
 
@@ -205,7 +210,8 @@ class IncidentWorkflow:
             return f"nothing awaits approval (the incident is {self._phase.value})"
         if override.exclude and self._gathered is not None:
             g = self._gathered
-            free = set(g.cluster_nodes) - set(g.excluded_nodes) - set(override.exclude)
+            pool = g.cluster_nodes if g.eligible_nodes is None else g.eligible_nodes  # those it may run on
+            free = set(pool) - set(g.excluded_nodes) - set(override.exclude)
             if len(free) < len(g.evidence.nodes):
                 return (
                     f"excluding {', '.join(override.exclude)} would leave {len(free)} nodes "
@@ -765,4 +771,13 @@ class IncidentWorkflow:
             at=at or workflow.now(),
             **fields,
         )
-        await workflow.execute_activity_method(AuditActivities.record_event, event, **_QUICK)
+        if workflow.patched(_LOCAL_AUDIT):
+            await workflow.execute_local_activity_method(
+                AuditActivities.record_event,
+                event,
+                start_to_close_timeout=_QUICK["start_to_close_timeout"],
+                schedule_to_close_timeout=_QUICK["schedule_to_close_timeout"],
+                retry_policy=_QUICK["retry_policy"],
+            )
+        else:
+            await workflow.execute_activity_method(AuditActivities.record_event, event, **_QUICK)
