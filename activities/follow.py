@@ -81,12 +81,13 @@ class FollowActivities:
             step = self._s.progress.step(text)
             if step is not None:
                 resumed = Resumed(step=step, resumed_from=resumed_from, at=datetime.now(UTC))
+                since = None if req.fault_at is None else round((resumed.at - req.fault_at).total_seconds(), 3)
                 await self._record(
                     req,
                     EventType.RESUMED,
                     req.attempt if req.in_job else req.attempt + 1,
                     [],
-                    ResumedDetails(step=step, resumed_from=resumed_from, line=text[:500]),
+                    ResumedDetails(step=step, resumed_from=resumed_from, line=text[:500], since_fault_s=since),
                 )
                 return resumed, resumed_from
         return None, resumed_from

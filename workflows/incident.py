@@ -524,6 +524,7 @@ class IncidentWorkflow:
             log_offset=log_offset,
             timeout_s=inp.follow_timeout_s,
             in_job=in_job,
+            fault_at=self._detections[0].occurred or self._detections[0].at,
         )
         return follow, _long_poll(inp.follow_timeout_s)
 

@@ -159,6 +159,9 @@ class ResumedDetails(EventDetails):
     step: int | None = None  # the new attempt's first training step
     resumed_from: int | None = None  # the checkpoint step it said it resumed from
     line: str | None = None
+    # Seconds from the fault (when it occurred, else when it was detected) to this first step:
+    # what the recovery cost, whichever rung it took (in the job or a requeue).
+    since_fault_s: float | None = None
 
 
 class JobEndDetails(EventDetails):

@@ -282,6 +282,7 @@ class FollowRequest(BaseModel):
     log_offset: int
     timeout_s: float
     in_job: bool = False  # relaunched in the allocation: the same attempt trains again
+    fault_at: datetime | None = None  # when the failure occurred (else was detected): the recovery's zero
 
 
 class AttemptStarted(BaseModel):

@@ -4,6 +4,7 @@ processes. A failure is recovered inside the allocation first: no requeue, the s
 job, training resumed from the newest checkpoint."""
 
 import re
+from datetime import datetime
 
 import pytest
 
@@ -83,6 +84,11 @@ async def test_a_rank_crash_with_no_node_to_blame_is_relaunched_in_place(cluster
     assert relaunched.details["detail"] == "relaunched on node1,node2 from the prepared step"
     resumed = next(r for r in rows if r.event_type is EventType.RESUMED)
     assert resumed.attempt == 0 and resumed.details["resumed_from"] == newest
+    # The recovery's cost on record: from the fault (the rank's death, as detected) to this step.
+    detected = next(r for r in rows if r.event_type is EventType.DETECTED)
+    fault = datetime.fromisoformat(detected.details["occurred"]) if detected.details["occurred"] else detected.at
+    assert resumed.details["since_fault_s"] > 0
+    assert abs(resumed.details["since_fault_s"] - (resumed.at - fault).total_seconds()) < 1
 
     # The same Slurm job, allocation and restart count; both ranks resumed from the checkpoint.
     out = output_path(cluster.lab, job_id)

@@ -138,7 +138,7 @@ TODAY: dict[EventType, dict] = {
     EventType.MARKED_DOWN: {"changed": True, "detail": "marked down n3", "reason": "node3 lost"},
     # activities/follow.py
     EventType.ATTEMPT_STARTED: {},
-    EventType.RESUMED: {"step": 31, "resumed_from": 30, "line": "step 31/400 loss 1.2"},
+    EventType.RESUMED: {"step": 31, "resumed_from": 30, "line": "step 31/400 loss 1.2", "since_fault_s": 7.04},
     # respawn/detection/watchdog.py
     EventType.WATCHDOG_RELEASED: {
         "held_for_s": 130.25,
