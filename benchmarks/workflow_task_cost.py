@@ -243,7 +243,7 @@ def main() -> int:
     parser.add_argument(
         "--sticky-timeout-s",
         type=float,
-        default=respawn_worker.STICKY_TIMEOUT.total_seconds(),
+        default=TemporalSettings.model_fields["sticky_timeout_s"].default,
         help="how long a task waits on the worker's sticky queue before the server moves it (respawn's: 2 s)",
     )
     parser.add_argument("--workflow-only", action="store_true", help="the activities in another process")

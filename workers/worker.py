@@ -19,7 +19,6 @@ from respawn.workers.signals import stop_on_signals
 from respawn.workflows.incident import IncidentWorkflow
 
 # A worker killed while an incident waits on a timer is replaced within seconds, not the 10 s default.
-STICKY_TIMEOUT = timedelta(seconds=2)
 
 
 def workflow_runner() -> WorkflowRunner:
@@ -45,7 +44,7 @@ async def run_worker(config: ClusterConfig, stop: asyncio.Event | None = None) -
         workflows=[IncidentWorkflow],
         workflow_runner=workflow_runner(),
         activities=all_activities(services),
-        sticky_queue_schedule_to_start_timeout=STICKY_TIMEOUT,
+        sticky_queue_schedule_to_start_timeout=timedelta(seconds=config.temporal.sticky_timeout_s),
         graceful_shutdown_timeout=timedelta(seconds=5),
         max_concurrent_activities=config.temporal.max_concurrent_activities,
         max_concurrent_workflow_tasks=config.temporal.max_concurrent_workflow_tasks,

@@ -47,6 +47,14 @@ def test_the_audit_store_is_a_file_or_a_postgresql_url(tmp_path):
     assert relative.audit_db == Path("audit.db")
 
 
+def test_the_workers_sticky_timeout_is_short_unless_a_site_raises_it(tmp_path):
+    assert load_config(write(tmp_path, GOOD)).temporal.sticky_timeout_s == 2.0
+    raised = load_config(write(tmp_path, GOOD + "temporal: {sticky_timeout_s: 10}\n"))
+    assert raised.temporal.sticky_timeout_s == 10
+    with pytest.raises(ConfigError, match="sticky_timeout_s"):
+        load_config(write(tmp_path, GOOD + "temporal: {sticky_timeout_s: 0}\n"))
+
+
 def test_environment_defaults_to_observe(tmp_path):
     config = load_config(write(tmp_path, GOOD.replace("{max_mode: observe}", "{}")))
     assert config.environments["prod"].max_mode is Mode.OBSERVE
