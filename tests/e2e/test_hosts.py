@@ -35,6 +35,7 @@ from respawn.audit.trail import EventType
 from respawn.config.cluster import SchedulerAccess
 from respawn.sandbox import postgres
 from respawn.sandbox import temporal as temporal_server
+from respawn.sandbox.demo import wait_for_first_poll
 from respawn.sandbox.lab import Lab
 from respawn.sandbox.labconfig import READ_TOKEN, lab_config
 from respawn.sandbox.workload.faults import FaultKind, inject
@@ -197,6 +198,10 @@ def control_plane(sandbox, network) -> Iterator[tuple[Cluster, dict[str, Process
                 processes["w2"] = Process(sandbox, "rsp-w2", "worker", elsewhere_path)
                 processes["server"] = Process(sandbox, "rsp-srv", "serve", elsewhere_path)
                 processes["detector"] = Process(sandbox, None, "detector", head_path)
+                # A job that failed before the detector's first poll is history to it, never
+                # recovered: under CI's load the detector took long enough to start for this
+                # module's job to checkpoint and fail before it (both workers then idle throughout).
+                wait_for_first_poll(head_path, processes["detector"].proc)
                 yield Cluster(sandbox, head), processes, head_path
             finally:  # before the forwarder goes: the workers' SSH connections run through it
                 for p in processes.values():

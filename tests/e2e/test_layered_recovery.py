@@ -177,7 +177,7 @@ async def test_a_job_whose_own_launcher_restarts_its_workers_is_left_to_it_until
     job_id = submit(
         cluster.lab,
         nodes=1,
-        steps=150,
+        steps=100,
         step_seconds=0.2,
         comment=ACTION,
         name="torchrun",
