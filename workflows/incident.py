@@ -5,6 +5,7 @@ Temporal persists each step, so when a worker dies the incident resumes where
 it was on another worker, without repeating an action that completed.
 """
 
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypedDict
 
@@ -59,6 +60,7 @@ with workflow.unsafe.imports_passed_through():
         Probed,
         ProbeRequest,
         ProbeVerdict,
+        Relaunched,
         RelaunchRequest,
         StepEndRequest,
     )
@@ -437,17 +439,8 @@ class IncidentWorkflow:
                 and gathered.launcher.state is StepState.FAILED
                 and workflow.patched(_STOP_TELLS_LAUNCHER)
             ):
-                told = await workflow.execute_activity_method(
-                    InJobActivities.give_up_step,
-                    RelaunchRequest(
-                        incident_id=iid,
-                        cluster=inp.cluster,
-                        job_id=inp.job_id,
-                        attempt=inp.attempt,
-                        reason=decision.reason,
-                        timeout_s=_GIVE_UP_ACK_S,
-                    ),
-                    **_long_poll(_GIVE_UP_ACK_S),
+                told = await self._tell_launcher(
+                    InJobActivities.give_up_step, iid, inp, [], decision.reason, _GIVE_UP_ACK_S
                 )
                 launcher = told.detail[:500] if told.done else f"not told to give up: {told.detail[:500]}"
             await self._record(
@@ -528,6 +521,27 @@ class IncidentWorkflow:
         )
         return follow, _long_poll(inp.follow_timeout_s)
 
+    async def _tell_launcher(
+        self,
+        instruct: Callable[[InJobActivities, RelaunchRequest], Awaitable[Relaunched]],
+        iid: str,
+        inp: IncidentInput,
+        exclude: list[str],
+        reason: str,
+        timeout_s: float,
+    ) -> Relaunched:
+        """An instruction for the job's launcher (relaunch, or give up), and its acknowledgement."""
+        request = RelaunchRequest(
+            incident_id=iid,
+            cluster=inp.cluster,
+            job_id=inp.job_id,
+            attempt=inp.attempt,
+            exclude=exclude,
+            reason=reason,
+            timeout_s=timeout_s,
+        )
+        return await workflow.execute_activity_method(instruct, request, **_long_poll(timeout_s))
+
     async def _relaunch(
         self,
         iid: str,
@@ -540,18 +554,8 @@ class IncidentWorkflow:
         """An in-job rung: the job's launcher relaunches the step in the allocation, then the
         incident follows it training again. None when it was not done: on record, with why."""
         self._set_phase(Phase.ACTING)
-        relaunched = await workflow.execute_activity_method(
-            InJobActivities.relaunch_step,
-            RelaunchRequest(
-                incident_id=iid,
-                cluster=inp.cluster,
-                job_id=inp.job_id,
-                attempt=inp.attempt,
-                exclude=decision.newly_excluded,
-                reason=decision.reason,
-                timeout_s=inp.relaunch_timeout_s,
-            ),
-            **_long_poll(inp.relaunch_timeout_s),
+        relaunched = await self._tell_launcher(
+            InJobActivities.relaunch_step, iid, inp, decision.newly_excluded, decision.reason, inp.relaunch_timeout_s
         )
         if not relaunched.done:
             fallback = decision.fallback or decision.action.fallback
