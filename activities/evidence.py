@@ -9,9 +9,8 @@ from respawn.activities.errors import as_activity_error
 from respawn.config.cluster import SchedulerAccess
 from respawn.detection.interruption import own_launcher_word
 from respawn.launcher import channel
-from respawn.scheduler import hostlist
 from respawn.scheduler.errors import SchedulerError
-from respawn.scheduler.slurm import JobInfo, NodeInfo
+from respawn.scheduler.slurm import JobInfo, NodeInfo, partition_members
 from respawn.scheduler.states import JobState
 from respawn.services import Services
 from respawn.sources.gpu_metrics import GpuMetrics, MetricsError, unavailable_line
@@ -123,19 +122,8 @@ class EvidenceActivities:
         except SchedulerError as exc:
             log.warning("job %s: its partitions are not readable: %s", job.job_id, exc)
             return None
-        members: set[str] = set()
-        for name in filter(None, job.partition.split(",")):
-            listed = partitions.get(name, {}).get("Nodes")
-            if listed is None:
-                return None
-            if listed == "ALL":
-                members |= {n.name for n in nodes}
-            elif listed != "(null)":
-                try:
-                    members |= set(hostlist.expand(listed))
-                except ValueError:
-                    return None
-        if not members:
+        members = partition_members(partitions, job.partition, [n.name for n in nodes])
+        if members is None:
             return None
         return sorted(n.name for n in nodes if n.name in members and not n.unreachable and not n.drained)
 

@@ -18,8 +18,6 @@ from respawn.surfaces import telemetry
 from respawn.workers.signals import stop_on_signals
 from respawn.workflows.incident import IncidentWorkflow
 
-# A worker killed while an incident waits on a timer is replaced within seconds, not the 10 s default.
-
 
 def workflow_runner() -> WorkflowRunner:
     """How the worker runs IncidentWorkflow's code: in the SDK's sandbox as it comes, which

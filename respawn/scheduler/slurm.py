@@ -140,6 +140,25 @@ def parse_config(text: str) -> dict[str, str]:
     return settings
 
 
+def partition_members(partitions: dict[str, dict[str, str]], partition: str, cluster: Sequence[str]) -> set[str] | None:
+    """The nodes of a job's partitions (`partition` as squeue prints it: one name or a comma-separated
+    list), from `parse_partitions`' settings; `cluster`, every node, for `Nodes=ALL`. None where
+    Slurm does not say: a partition not listed, no nodes at all, a list that is not a hostlist."""
+    members: set[str] = set()
+    for name in filter(None, partition.split(",")):
+        listed = partitions.get(name, {}).get("Nodes")
+        if listed is None:
+            return None
+        if listed == "ALL":
+            members |= set(cluster)
+        elif listed != "(null)":
+            try:
+                members |= set(hostlist.expand(listed))
+            except ValueError:
+                return None
+    return members or None
+
+
 def parse_partitions(text: str) -> dict[str, dict[str, str]]:
     """`scontrol show partition -o` text: one partition a line, `Key=Value` words (no value holds a space)."""
     partitions: dict[str, dict[str, str]] = {}
