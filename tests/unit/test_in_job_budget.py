@@ -117,3 +117,13 @@ def test_a_certain_line_waits_while_the_jobs_own_launcher_decides(catalogue):
     assert judge("FAILED", 0, 0, [crash], catalogue.onset, own_launcher_deciding=True).verdict is Verdict.CONFIRMED
     down = crash.model_copy(update={"kind": DetectionKind.NODE_DOWN, "node": "node2", "pattern": None})
     assert judge("RUNNING", 0, 0, [down], catalogue.onset, own_launcher_deciding=True).verdict is Verdict.CONFIRMED
+
+
+def test_the_agents_word_is_read_from_the_jobs_output_bounded(tmp_path):
+    """The output is the job owner's: a line is read to its first 4096 characters only, so a
+    megabyte of padding hides a forged agent line rather than costing a megabyte of matching;
+    what the owner forges there speaks for its own job alone (an incident reads one job's output)."""
+    progress = _services(tmp_path).progress
+    padded = "x" * 1_000_000 + AGENT_FAILED
+    assert not own_launcher_word([STEP, padded], progress).deciding
+    assert own_launcher_word([STEP, AGENT_FAILED + "x" * 1_000_000], progress).deciding  # its head is read
