@@ -46,7 +46,10 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 SlurmdParameters=config_overrides
 MailProg=/bin/true
-PropagateResourceLimits=NONE"""
+PropagateResourceLimits=NONE
+# An Epilog, as production clusters have: without one a lost node's job is requeued MessageTimeout
+# late (respawn/surfaces/status.py, has_epilog).
+Epilog=/bin/true"""
 
 
 # CPUs each node offers: the sandbox's normal size, and the one for benchmarks that run

@@ -201,6 +201,9 @@ def requeue_verdict(
             f"JobRequeue=1, but partitions {shown} are not UP: a job requeued there does not start again",
             f"scontrol update PartitionName={stopped[0]} State=UP, once it should run jobs",
         )
+    late = [w for w in config_warnings(dict(settings), "root") if w.startswith("no Epilog")]
+    if late:
+        return _v(name, Status.WARN, late[0], "set Epilog= in slurm.conf (any script, even /bin/true) and reconfigure")
     return _v(name, Status.PASS, f"JobRequeue=1; partitions {', '.join(sorted(partitions)) or '(none)'} are UP")
 
 

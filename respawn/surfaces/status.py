@@ -158,6 +158,19 @@ def _respawn_user(config: ClusterConfig) -> str:
     return getpass.getuser()
 
 
+def has_epilog(settings: dict[str, str]) -> bool:
+    """Whether slurmd runs an Epilog: `Epilog = PATH` (22.05; `(null)` when unset) or `Epilog[N] = PATH`
+    (23.11+, one key per script, none when unset). Without one, slurmd answers a kill for a job with
+    no steps left on it ESLURMD_KILL_JOB_ALREADY_COMPLETE (slurmd/req.c, _rpc_terminate_job), and
+    slurmctld's agent applies that answer only once every node of its fan-out has answered or timed
+    out (slurmctld/agent.c): with a node lost, MessageTimeout later. A SPANK plugin's epilog has the
+    same effect, but `scontrol show config` does not show it."""
+    return any(
+        (key == "Epilog" or re.fullmatch(r"Epilog\[\d+\]", key)) and value not in ("", "(null)")
+        for key, value in settings.items()
+    )
+
+
 def config_warnings(settings: dict[str, str], user: str) -> list[str]:
     """What in the cluster's configuration would break recovery, one sentence each."""
     warnings = []
@@ -183,6 +196,13 @@ def config_warnings(settings: dict[str, str], user: str) -> list[str]:
         warnings.append(
             f"cred_expire={seconds} s: a job requeued without Respawn releasing it (observe mode, "
             f"Slurm's own requeue) waits {seconds + 1} s before it may start"
+        )
+    if not has_epilog(settings):
+        timeout = re.match(r"\d+", settings.get("MessageTimeout", ""))
+        warnings.append(
+            f"no Epilog: a job on a lost node is requeued MessageTimeout ({timeout[0] if timeout else 10} s) late: a node whose "
+            "steps have already ended answers the kill 'already complete', which slurmctld applies only once "
+            "its message to the lost node has failed; any Epilog (even /bin/true) avoids it"
         )
     private = {p.strip().lower() for p in settings.get("PrivateData", "").split(",")}
     slurm_user = settings.get("SlurmUser", "").split("(")[0]

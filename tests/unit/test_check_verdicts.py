@@ -128,14 +128,18 @@ def test_requeue_needs_job_requeue_and_partitions_that_run_jobs():
     assert "JobRequeue" in text
     up = parse_partitions("PartitionName=debug Nodes=node[1-4] State=UP TRES=cpu=8,mem=8000M\n")
     assert up == {"debug": {"PartitionName": "debug", "Nodes": "node[1-4]", "State": "UP", "TRES": "cpu=8,mem=8000M"}}
-    assert requeue_verdict({"JobRequeue": "1"}, up).status is Status.PASS
+    epilog = {"Epilog": "/etc/slurm/epilog.sh"}
+    assert requeue_verdict({"JobRequeue": "1"} | epilog, up).status is Status.PASS
+    # No Epilog: a job on a lost node would be requeued MessageTimeout late.
+    late = requeue_verdict({"JobRequeue": "1", "Epilog": "(null)", "MessageTimeout": "10 sec"}, up)
+    assert late.status is Status.WARN and "MessageTimeout (10 s) late" in late.why and "Epilog=" in late.fix
     off = requeue_verdict({"JobRequeue": "0"}, up)
     assert off.status is Status.WARN and "--requeue" in off.fix
     # An enrolled job that may not be requeued is named; one that ended, or did not enrol, is not.
     jobs = [_job(3), _job(4).model_copy(update={"requeue": True}), _job(5, comment=""), _job(6, state="FAILED")]
-    fixed = requeue_verdict({"JobRequeue": "1"}, up, jobs)
+    fixed = requeue_verdict({"JobRequeue": "1"} | epilog, up, jobs)
     assert fixed.status is Status.WARN and fixed.why.startswith("enrolled jobs 3 cannot be requeued")
-    down = requeue_verdict({"JobRequeue": "1"}, parse_partitions("PartitionName=gpu State=DOWN\n"))
+    down = requeue_verdict({"JobRequeue": "1"} | epilog, parse_partitions("PartitionName=gpu State=DOWN\n"))
     assert down.status is Status.WARN and "gpu (DOWN)" in down.why and "State=UP" in down.fix
 
 

@@ -310,6 +310,26 @@ def test_the_sandbox_settings_raise_no_warning(version: str) -> None:
     assert config_warnings(settings, "root") == []
 
 
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_cluster_without_an_epilog_is_warned_that_node_loss_waits_message_timeout(version: str) -> None:
+    """22.05 prints `Epilog = (null)` when none is set, 24.11 prints no `Epilog[N]` key at all."""
+    from respawn.scheduler.slurm import parse_config
+    from respawn.surfaces.status import config_warnings, has_epilog
+
+    text = (folder(version) / "scontrol-config.txt").read_text()
+    assert has_epilog(parse_config(text))
+    unset = "\n".join(
+        "Epilog                  = (null)" if line.split("=")[0].strip() in ("Epilog", "Epilog[0]") else line
+        for line in text.splitlines()
+        if version == "22.05" or not line.startswith("Epilog[")
+    )
+    settings = parse_config(unset)
+    assert not has_epilog(settings)
+    (warning,) = config_warnings(settings, "root")
+    assert warning.startswith("no Epilog: a job on a lost node is requeued MessageTimeout (5 s) late")
+    assert not has_epilog(parse_config("EpilogMsgTime = 2000 usec\nEpilogSlurmctld = /bin/true\n"))
+
+
 def test_settings_that_would_break_recovery_are_warned_about() -> None:
     from respawn.scheduler.slurm import parse_config
     from respawn.surfaces.status import config_warnings
