@@ -107,14 +107,14 @@ FAMILIES = [
     ),
     (
         "[ 901.2] Kernel panic - not syncing: Fatal machine check",
-        "kernel-fatal",
+        "kernel-hardware-panic",
         C.NODE_FAILURE,
         L.HARDWARE,
         Onset.CERTAIN,
     ),
     (
         "[ 901.2] Kernel panic - not syncing: Synchronous External Abort: synchronous external abort",
-        "kernel-fatal",
+        "kernel-hardware-panic",
         C.NODE_FAILURE,
         L.HARDWARE,
         Onset.CERTAIN,

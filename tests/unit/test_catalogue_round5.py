@@ -244,7 +244,12 @@ DECIDED = [
         L.SYSTEM_SOFTWARE,
         "kernel-hung-task",
     ),
-    ("[ 99.0] BUG: soft lockup - CPU#12 stuck for 22s! [python:4411]", C.NODE_FAILURE, L.HARDWARE, "kernel-fatal"),
+    (
+        "[ 99.0] BUG: soft lockup - CPU#12 stuck for 22s! [python:4411]",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "kernel-fatal",
+    ),
     # Slurm's controller and LSF on the scheduler's end of a job.
     (
         "[2031-02-01T10:00:00.001] Time limit exhausted for JobId=4242",

@@ -30,7 +30,7 @@ DECIDED = [
         " and address: 10.80.8.181 and node name: 10.80.8.181 has been marked dead because the detector has missed "
         "too many heartbeats from it. This can happen when a \t(1) raylet crashes unexpectedly (OOM, etc.) ",
         C.NODE_FAILURE,
-        L.HARDWARE,
+        L.SYSTEM_SOFTWARE,
         True,
         ["10.80.8.181"],
         "ray-node-dead",
@@ -40,7 +40,7 @@ DECIDED = [
         "The node with node id: 0b6a and address: 10.0.0.2 and node name: 10.0.0.2 has been marked dead because the "
         "monitor has missed too many heartbeats from it.",
         C.NODE_FAILURE,
-        L.HARDWARE,
+        L.SYSTEM_SOFTWARE,
         True,
         ["10.0.0.2"],
         "ray-node-dead",
@@ -53,7 +53,7 @@ DECIDED = [
         "The actor died because its node has died. Node Id: 9557d62af5f975d09decde2d6adbb2a9\n"
         "\tthe actor's node was terminated unexpectedly: health check failed due to missing too many heartbeats",
         C.NODE_FAILURE,
-        L.HARDWARE,
+        L.SYSTEM_SOFTWARE,
         True,
         [],
         "ray-node-dead",
@@ -118,7 +118,7 @@ DECIDED = [
     (
         "default   2m   Normal   NodeNotReady   node/gpu-node-07   Node gpu-node-07 status is now: NodeNotReady",
         C.NODE_FAILURE,
-        L.HARDWARE,
+        L.SYSTEM_SOFTWARE,
         True,
         ["gpu-node-07"],
         "k8s-node-lost",
@@ -128,7 +128,7 @@ DECIDED = [
         "  Ready   Unknown   Thu, 08 Oct 2026 00:37:41 +0000   Thu, 08 Oct 2026 00:38:53 +0000   NodeStatusUnknown   "
         "Kubelet stopped posting node status.",
         C.NODE_FAILURE,
-        L.HARDWARE,
+        L.SYSTEM_SOFTWARE,
         True,
         [],
         "k8s-node-lost",
@@ -137,7 +137,7 @@ DECIDED = [
     (
         "Warning  NodeNotReady  3m  node-controller  Node is not ready",
         C.NODE_FAILURE,
-        L.HARDWARE,
+        L.SYSTEM_SOFTWARE,
         True,
         [],
         "k8s-node-lost",
@@ -146,7 +146,7 @@ DECIDED = [
     (
         "Normal  RemovingNode  40s  node-controller  Node gpu-node-07 event: Removing Node gpu-node-07 from Controller",
         C.NODE_FAILURE,
-        L.HARDWARE,
+        L.SYSTEM_SOFTWARE,
         True,
         [],
         "k8s-node-lost",
@@ -154,7 +154,7 @@ DECIDED = [
     (
         "    Type: DisruptionTarget  Status: True  Reason: DeletionByPodGC  Message: PodGC: node no longer exists",
         C.NODE_FAILURE,
-        L.HARDWARE,
+        L.SYSTEM_SOFTWARE,
         True,
         [],
         "k8s-node-lost",

@@ -96,7 +96,7 @@ DECIDED = [
         "node01:29500 - timed out (try=3, timeout=600000ms): The client socket has failed to connect to "
         "[node01]:29500 (errno: 111 - Connection refused).",
         C.LAUNCH,
-        L.INFRASTRUCTURE_NETWORK,
+        L.SYSTEM_SOFTWARE,
         False,
         "store-connect-timeout",
     ),
@@ -152,7 +152,7 @@ DECIDED = [
         "ray.exceptions.NodeDiedError: Task failed due to the node (where this task was running)  was dead or "
         "unavailable.",
         C.NODE_FAILURE,
-        L.HARDWARE,
+        L.SYSTEM_SOFTWARE,
         True,
         "ray-node-dead",
     ),

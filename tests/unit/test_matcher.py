@@ -188,7 +188,8 @@ FAILURES = [
         "E0101 00:00:00.1 99 api.py:881] failed (exitcode: 1) local_rank: 3 (pid: 7) of binary: /usr/bin/python",
         "launcher-child-failed",
     ),
-    ("iteration 400/1000 | lm loss: nan | loss scale: 8192.0 |", "nan-loss"),
+    ("iteration 400/1000 | lm loss: nan | loss scale: 8192.0 |", "megatron-progress-nonfinite"),
+    ("step 400: loss: nan", "nan-loss"),
     ("{'loss': inf, 'grad_norm': 3.2, 'epoch': 1.0}", "nan-loss"),
     ("RuntimeError: Function 'MulBackward0' returned nan values in its 0th output.", "non-finite-detected"),
     ("FloatingPointError: Minimum loss scale reached (0.0001).", "loss-scale-minimum"),
@@ -412,6 +413,18 @@ FAILURES = [
     (
         "RuntimeError: [enforce fail at device.cc:212] ifa != nullptr. Unable to find interface for: [0.0.0.0]",
         "gloo-no-interface",
+    ),
+    # Round 10 (tests/unit/test_catalogue_round10.py has the rest of each family).
+    ("[ 901.2] Kernel panic - not syncing: Fatal hardware error!", "kernel-hardware-panic"),
+    ("slurmd[812]: fatal: Unable to bind listen port (6818): Address already in use", "slurmd-fatal"),
+    (
+        "host4:31:40 [2] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.7.0.9<5100> failed : "
+        "Network is unreachable",
+        "launch-network-unreachable",
+    ),
+    (
+        " iteration 20/100 | lm loss: 3.1E+00 | grad norm: nan | number of nan iterations:   0 |",
+        "megatron-progress-nonfinite",
     ),
 ]
 
