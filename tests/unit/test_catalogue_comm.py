@@ -189,12 +189,12 @@ FAMILIES = [
         "Connection refused, exceeded error retry count after 35 attempts",
         "store-connect-timeout",
         C.LAUNCH,
-        L.SYSTEM_SOFTWARE,
+        L.INFRASTRUCTURE_NETWORK,
     ),
     (
         "host4:31:40 [2] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.7.0.9<5100> failed : No route "
         "to host",
-        "launch-network-unreachable",
+        "store-connect-timeout",
         C.LAUNCH,
         L.INFRASTRUCTURE_NETWORK,
     ),
@@ -264,33 +264,33 @@ FAMILIES = [
         "(host1, 29500).",
         "store-connect-timeout",
         C.LAUNCH,
-        L.SYSTEM_SOFTWARE,
+        L.INFRASTRUCTURE_NETWORK,
     ),
     (
         "[E101 10:00:03.000 socket.cpp:1] [c10d] The client socket has failed to connect to any network address of "
         "(host1, 29500).",
         "store-connect-timeout",
         C.LAUNCH,
-        L.SYSTEM_SOFTWARE,
+        L.INFRASTRUCTURE_NETWORK,
     ),
     (
         "torch.distributed.DistStoreError: wait timeout after 1800000ms, keys: /default_pg//cuda//0",
         "store-connect-timeout",
         C.LAUNCH,
-        L.SYSTEM_SOFTWARE,
+        L.INFRASTRUCTURE_NETWORK,
     ),
     (
         "RuntimeError: Timed out initializing process group in store based barrier on rank: 3, for key: "
         "store_based_barrier_key:1 (world_size=16, worker_count=12, timeout=0:30:00)",
         "store-connect-timeout",
         C.LAUNCH,
-        L.SYSTEM_SOFTWARE,
+        L.INFRASTRUCTURE_NETWORK,
     ),
     (
         "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError",
         "rendezvous-error",
         C.LAUNCH,
-        L.SYSTEM_SOFTWARE,
+        L.INFRASTRUCTURE_NETWORK,
     ),
     (
         "RuntimeError: The server socket has failed to listen on any local network address. port: 29400, useIpv6: "
@@ -400,7 +400,7 @@ FAMILIES = [
     ),
     (
         "srun: error: slurm_receive_msgs: [[host9.example]:6818] failed: Socket timed out on send/recv operation",
-        "launch-network-unreachable",
+        "store-connect-timeout",
         C.LAUNCH,
         L.INFRASTRUCTURE_NETWORK,
     ),

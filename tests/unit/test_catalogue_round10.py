@@ -89,47 +89,47 @@ DECIDED = [
         L.SYSTEM_SOFTWARE,
         "k8s-node-lost",
     ),
-    # Forming the job: the launcher's rendezvous and the c10d store are system software ...
+    # Forming the job: an endpoint not reached in time is the network's, as the development set labels it
+    # (docs/runbooks.md, "Cause layers"); a port already in use is system software (test_catalogue_comm).
     (
         "torch.distributed.DistNetworkError: The client socket has timed out after 900s while trying to connect to "
         "(trainer-0, 29400).",
         C.LAUNCH,
-        L.SYSTEM_SOFTWARE,
+        L.INFRASTRUCTURE_NETWORK,
         "store-connect-timeout",
     ),
     (
         "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError",
         C.LAUNCH,
-        L.SYSTEM_SOFTWARE,
+        L.INFRASTRUCTURE_NETWORK,
         "rendezvous-error",
     ),
     (
         "node7:41:52 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.2.0.1<41000> failed : "
         "Connection refused",
         C.LAUNCH,
-        L.SYSTEM_SOFTWARE,
+        L.INFRASTRUCTURE_NETWORK,
         "store-connect-timeout",
     ),
     (
         "DEADLINE_EXCEEDED: Barrier timed out. Id: [Init]Wait_for_all_tasks_to_register::0. This usually happens "
         "because a task triggered the barrier too early or too slowly.",
         C.LAUNCH,
-        L.SYSTEM_SOFTWARE,
+        L.INFRASTRUCTURE_NETWORK,
         "xla-coordination-register-timeout",
     ),
-    # ... unless the kernel found no route to the peer.
     (
         "node7:41:52 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.2.0.1<41000> failed : "
         "No route to host",
         C.LAUNCH,
         L.INFRASTRUCTURE_NETWORK,
-        "launch-network-unreachable",
+        "store-connect-timeout",
     ),
     (
         "srun: error: slurm_receive_msgs: [[gpu-node-8]:6818] failed: Zero Bytes were transmitted or received",
         C.LAUNCH,
         L.INFRASTRUCTURE_NETWORK,
-        "launch-network-unreachable",
+        "store-connect-timeout",
     ),
     # Megatron's progress line with a non-finite norm or loss: its nan counter (skipped steps only) says 0.
     (

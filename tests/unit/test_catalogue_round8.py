@@ -246,7 +246,7 @@ DECIDED = [
         "[Init]Wait_for_all_tasks_to_register::0. This usually happens because a task triggered the barrier too "
         "early or too slowly.",
         C.LAUNCH,
-        L.SYSTEM_SOFTWARE,
+        L.INFRASTRUCTURE_NETWORK,
         False,
         [],
         "xla-coordination-register-timeout",
@@ -390,7 +390,7 @@ DECIDED = [
         "The node 'gpu-07_4242_0' has failed to send a keep-alive heartbeat to the rendezvous '100' due to an "
         "error of type RendezvousTimeoutError.",
         C.LAUNCH,
-        L.SYSTEM_SOFTWARE,
+        L.INFRASTRUCTURE_NETWORK,
         False,
         [],
         "rendezvous-error",

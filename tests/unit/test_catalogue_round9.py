@@ -96,7 +96,7 @@ DECIDED = [
         "node01:29500 - timed out (try=3, timeout=600000ms): The client socket has failed to connect to "
         "[node01]:29500 (errno: 111 - Connection refused).",
         C.LAUNCH,
-        L.SYSTEM_SOFTWARE,
+        L.INFRASTRUCTURE_NETWORK,
         False,
         "store-connect-timeout",
     ),

@@ -418,11 +418,6 @@ FAILURES = [
     ("[ 901.2] Kernel panic - not syncing: Fatal hardware error!", "kernel-hardware-panic"),
     ("slurmd[812]: fatal: Unable to bind listen port (6818): Address already in use", "slurmd-fatal"),
     (
-        "host4:31:40 [2] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.7.0.9<5100> failed : "
-        "Network is unreachable",
-        "launch-network-unreachable",
-    ),
-    (
         " iteration 20/100 | lm loss: 3.1E+00 | grad norm: nan | number of nan iterations:   0 |",
         "megatron-progress-nonfinite",
     ),
