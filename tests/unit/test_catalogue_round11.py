@@ -3,8 +3,7 @@
 Each line is a format string of the software that prints it, filled in with made-up
 hosts, ids, numbers and paths: Slurm's task/cgroup memory notices
 (src/plugins/task/cgroup/task_cgroup_memory.c before and after commit 38e15bf74b) and
-its kill messages; the Linux kernel's PCIe AER driver (drivers/pci/pcie/aer.c, both
-severity namings); tensorboardX's x2num.check_nan warning; the MetricLogger progress line
+its kill messages; tensorboardX's x2num.check_nan warning; the MetricLogger progress line
 of the GradScaler training loops (BEiT / VideoMAE / MAE engines). Each benign look-alike
 has the real failure next to it, which must still be caught.
 """
@@ -47,23 +46,6 @@ DECIDED: list[tuple[str, FailureClass, str]] = [
         C.HOST_OOM,
         "slurm-memory-limit",
     ),
-    # Uncorrected PCIe errors, old and new severity names.
-    (
-        "[ 88.1] pcieport 0000:80:01.1: AER: Uncorrectable (Fatal) error message received from 0000:81:00.0",
-        C.GPU_HARDWARE,
-        "pcie-aer-error",
-    ),
-    (
-        "[ 88.1] nvidia 0000:81:00.0: PCIe Bus Error: severity=Uncorrectable (Non-Fatal), type=Transaction Layer, "
-        "(Requester ID)",
-        C.GPU_HARDWARE,
-        "pcie-aer-error",
-    ),
-    (
-        "[ 88.1] pcieport 0000:80:01.1: AER: Multiple Uncorrected (Non-Fatal) error received: 0000:81:00.0",
-        C.GPU_HARDWARE,
-        "pcie-aer-error",
-    ),
     # tensorboardX's warning before a progress line whose loss is NaN: the loss decides.
     (
         "WARNING:root:NaN or Inf found in input tensor.\n"
@@ -96,14 +78,6 @@ BENIGN = [
     "slurmstepd: Exceeded job memory limit at some point.",
     "slurmstepd: error: StepId=4242.0 hit memory limit at least once during execution. This may or may not "
     "result in some failure.",
-    # A corrected PCIe error, as the AER driver prints it, old kernels and new.
-    "[ 501.2] pcieport 0000:00:1c.0: AER: Corrected error received: 0000:00:1c.0\n"
-    "[ 501.2] pcieport 0000:00:1c.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)\n"
-    "[ 501.2] pcieport 0000:00:1c.0:   device [8086:a110] error status/mask=00000001/00002000\n"
-    "[ 501.2] pcieport 0000:00:1c.0:    [ 0] RxErr                  (First)",
-    "[ 501.2] pcieport 0000:00:01.0: AER: Correctable error message received from 0000:01:00.0",
-    "[ 501.2] nvidia 0000:01:00.0: PCIe Bus Error: severity=Correctable, type=Data Link Layer, (Transmitter ID)",
-    "[ 501.2] pcieport 0000:00:01.0: AER: Multiple Corrected error received: 0000:01:00.0",
     # tensorboardX logging a non-finite value, with nothing else said.
     "WARNING:root:NaN or Inf found in input tensor.",
     # GradScaler skipping a warm-up step, then training on.

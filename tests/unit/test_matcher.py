@@ -324,10 +324,6 @@ FAILURES = [
     ("[rank5]: Cuda failure 999 'unknown error'", "cuda-unknown-error"),
     ("[ 91.2] pcieport 0000:80:01.1: AER: Uncorrected (Non-Fatal) error received: 0000:81:00.0", "pcie-aer-error"),
     (
-        "[ 91.2] pcieport 0000:80:01.1: AER: Uncorrectable (Fatal) error message received from 0000:81:00.0",
-        "pcie-aer-error",
-    ),
-    (
         "[ 91.2] nvidia 0000:81:00.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, "
         "(Requester ID)",
         "pcie-aer-error",
@@ -511,12 +507,8 @@ VETOED = [
         "a new connection: [Errno 111] Connection refused')': /simple/torch/",
         "not-a-failure",
     ),
-    # Round 11: Slurm's failcnt notice, a corrected PCIe error, tensorboardX's warning, GradScaler's skip.
+    # Round 11: Slurm's failcnt notice, tensorboardX's warning, GradScaler's skip.
     ("slurmstepd: error: Exceeded step memory limit at some point.", "slurm-memory-failcnt"),
-    (
-        "[ 12.3] pcieport 0000:00:03.1: PCIe Bus Error: severity=Corrected, type=Data Link Layer, (Transmitter ID)",
-        "pcie-aer-corrected",
-    ),
     ("WARNING:root:NaN or Inf found in input tensor.", "tensorboard-nonfinite-value"),
     (
         "Epoch: [3]  [ 120/5004]  eta: 1:02:03  lr: 0.000120  loss: 6.1203 (6.2011)  loss_scale: 65536.0000 "
