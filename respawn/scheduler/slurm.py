@@ -30,6 +30,7 @@ from typing import Any
 from pydantic import BaseModel, Field, field_validator
 
 from respawn.scheduler import hostlist, slurm_json, squeue_text
+from respawn.scheduler.batched import BatchedReads
 from respawn.scheduler.errors import (
     InvalidJobId,
     InvalidNodeName,
@@ -181,6 +182,8 @@ class Slurm:
         # The last text listing's jobs, by job id: the record as printed, and what it read as.
         # A record printed alike again is not read again.
         self._listed: dict[str, tuple[str, JobInfo]] = {}
+        # Jobs' states wanted at once (incidents following their jobs), read in one call.
+        self._states: BatchedReads[JobInfo] = BatchedReads(self._read_states)
 
     async def jobs(self) -> list[JobInfo]:
         """Every job the controller knows, including those that ended in the last MinJobAge seconds
@@ -213,8 +216,11 @@ class Slurm:
         """One job, finished ones included, read by itself: one controller call, whatever the
         number of jobs. On 22.05 its excluded nodes take a second one; a caller that does not
         look at them (following a job's state, many times a second) says `exclusions=False`,
-        and then they are None there."""
+        and then they are None there, and the read is one of many jobs' in one call
+        (respawn/scheduler/batched.py)."""
         wanted = int(_job_id(job_id))
+        if not exclusions:
+            return await self._states.read(wanted)
         if await self._json_reads():
             # An unknown id answers rc 0 and no job.
             data = await self._json(["scontrol", "show", "job", "--json", str(wanted)], "scontrol show job", "jobs")
@@ -234,6 +240,28 @@ class Slurm:
             if job.job_id == wanted:
                 return job
         raise JobNotFound(f"squeue: no job {wanted}")
+
+    async def _read_states(self, job_ids: Sequence[int]) -> dict[int, JobInfo]:
+        """The jobs named that the controller knows, finished ones included, by id, in one call;
+        on 22.05 without their excluded nodes. One job is asked for alone, as `job` asks."""
+        if await self._json_reads():
+            if len(job_ids) == 1:
+                argv, what = ["scontrol", "show", "job", "--json", str(job_ids[0])], "scontrol show job --json"
+            else:  # 23.11+ honours squeue's filters
+                argv, what = (
+                    ["squeue", "--json", "--states=all", "--jobs", ",".join(map(str, job_ids))],
+                    "squeue --json",
+                )
+            data = await self._json(argv, what, "jobs")
+            found = [JobInfo(**fields) for fields in slurm_json.jobs(data, what)]
+        else:
+            marker = squeue_text.new_marker()
+            listed = await self._run(squeue_text.command(marker, job_ids), env=squeue_text.ENV)
+            found = [
+                JobInfo(**squeue_text.job_fields(record), excluded_nodes=None)
+                for record in squeue_text.records(listed.stdout, marker)
+            ]
+        return {job.job_id: job for job in found}
 
     async def requeue_hold(self, job_id: int) -> None:
         """Stop the running job and put it back in the queue, held (restart_count + 1)."""

@@ -20,7 +20,7 @@ any other description is kept as the description with the reason unknown ("").
 """
 
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -84,12 +84,14 @@ def new_marker() -> str:
     return "Z" + secrets.token_hex(16)
 
 
-def command(marker: str, job_id: int | None = None) -> list[str]:
+def command(marker: str, job_ids: int | Sequence[int] | None = None) -> list[str]:
     """squeue argv for every job the controller knows (finished ones within MinJobAge
-    included), or for one job."""
+    included), or for the jobs named (one: the controller is asked for that job alone, and
+    an unknown one fails "Invalid job id specified"; several: those listed are printed)."""
     fields = ",".join(f"{name}:0{marker}" for name, _ in _FIELDS)
-    one = ["--jobs", str(job_id)] if job_id is not None else []
-    return ["squeue", "--noheader", "--states=all", *one, f"--Format={fields}"]
+    wanted = [job_ids] if isinstance(job_ids, int) else list(job_ids or [])
+    some = ["--jobs", ",".join(map(str, wanted))] if wanted else []
+    return ["squeue", "--noheader", "--states=all", *some, f"--Format={fields}"]
 
 
 def records(text: str, marker: str) -> list[str]:

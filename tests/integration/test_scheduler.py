@@ -1,5 +1,6 @@
 """The Slurm adapter against the real sandbox, over both transports."""
 
+import asyncio
 import subprocess
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -74,6 +75,30 @@ def job_in(slurm: Slurm, job_id: int, state: str, reason: str | None = None) -> 
         return job if job.state == state and reason in (None, job.state_reason) else None
 
     return probe
+
+
+async def test_jobs_followed_at_once_are_read_in_one_call(sandbox: Lab, slurm: Slurm, transport: Recording) -> None:
+    """A running job, an ended one and an id Slurm never had, followed at the same moment: one squeue."""
+    running = sbatch(sandbox, "--wrap", "exec sleep 300")
+    ended = sbatch(sandbox, "--wrap", "exit 3")
+    try:
+        await until(job_in(slurm, running, "RUNNING"), 30, "the job to run")
+        await until(job_in(slurm, ended, "FAILED"), 30, "the other job to fail")
+        before = len(transport.calls)
+        found = await asyncio.gather(
+            slurm.job(running, exclusions=False),
+            slurm.job(ended, exclusions=False),
+            slurm.job(999_999, exclusions=False),
+            return_exceptions=True,
+        )
+        assert [(j.job_id, j.state) for j in found[:2] if isinstance(j, JobInfo)] == [
+            (running, "RUNNING"), (ended, "FAILED")
+        ]  # fmt: skip
+        assert isinstance(found[2], JobNotFound)
+        (call,) = transport.calls[before:]
+        assert call[0] == "squeue" and f"{running},{ended},999999" in call
+    finally:
+        await slurm.cancel(running)
 
 
 async def test_recovery_sequence(sandbox: Lab, slurm: Slurm) -> None:

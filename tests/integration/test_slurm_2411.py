@@ -6,8 +6,9 @@ lab's wrapper scripts (scheduler.slurm_bin_dir). The root filesystem is built wi
 debootstrap when missing (about 40-70 s, once) and reused after.
 """
 
+import asyncio
 import fcntl
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 
 import pytest
 
@@ -17,8 +18,10 @@ from respawn.sandbox.chroot import ChrootLab
 from respawn.sandbox.workload.faults import FaultKind, inject
 from respawn.sandbox.workload.submit import submit
 from respawn.scheduler import actions
-from respawn.scheduler.errors import JobCompleting
+from respawn.scheduler.errors import JobCompleting, JobNotFound
+from respawn.scheduler.slurm import JobInfo, Slurm
 from respawn.scheduler.states import JobFlag, JobState, NodeFlag
+from respawn.scheduler.transport import LocalTransport
 from tests.recovery_stack import Cluster, respawn_running, until
 
 ACTION = '{"respawn":{"environment":"demo","mode":"action"}}'
@@ -190,6 +193,44 @@ async def test_requeue_while_completing_is_waited_out(cluster: Cluster) -> None:
         assert (await cluster.job(job_id)).excluded_nodes == ["node4"]
     finally:
         _cancel(cluster, job_id)
+
+
+async def test_jobs_followed_at_once_are_read_in_one_call(cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    """23.11+: one `squeue --json --jobs` naming them all (its filters honoured), an ended job included."""
+    transport = LocalTransport(env=cluster.lab.env())
+    calls: list[list[str]] = []
+    run = transport.run
+
+    async def recorded(argv: Sequence[str], timeout: float = 30.0, env: Mapping[str, str] | None = None):
+        calls.append(list(argv))
+        return await run(argv, timeout, env)
+
+    monkeypatch.setattr(transport, "run", recorded)
+    slurm = Slurm(transport)
+    sbatch = ["sbatch", "--parsable", f"--output={cluster.lab.out_dir}/slurm-%j.out", "--wrap"]
+    running = int(procs.run([*sbatch, "exec sleep 300"], env=cluster.lab.env()).stdout.strip())
+    ended = int(procs.run([*sbatch, "exit 3"], env=cluster.lab.env()).stdout.strip())
+    try:
+        await until(lambda: _state(slurm, running, "RUNNING"), 30, "the job to run")
+        await until(lambda: _state(slurm, ended, "FAILED"), 30, "the other job to fail")
+        before = len(calls)
+        followed = await asyncio.gather(
+            slurm.job(running, exclusions=False), slurm.job(ended, exclusions=False), slurm.job(999_999, exclusions=False),
+            return_exceptions=True,
+        )  # fmt: skip
+        assert [(j.job_id, j.state) for j in followed[:2] if isinstance(j, JobInfo)] == [
+            (running, JobState.RUNNING), (ended, JobState.FAILED)
+        ]  # fmt: skip
+        assert isinstance(followed[2], JobNotFound)
+        (call,) = calls[before:]
+        assert call[:2] == ["squeue", "--json"] and f"{running},{ended},999999" in call
+    finally:
+        _cancel(cluster, running)
+
+
+async def _state(slurm: Slurm, job_id: int, state: str) -> JobInfo | None:
+    job = await slurm.job(job_id)
+    return job if job.state == state else None
 
 
 async def _not_completing(cluster: Cluster, job_id: int):

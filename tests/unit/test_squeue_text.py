@@ -3,6 +3,7 @@ made by respawn/sandbox/capture.py (squeue-text*.txt, with the capture's fixed m
 read as the JSON captured beside them does, job-owner text cannot pass for structure, and
 the adapter reads one job by itself, never the whole cluster."""
 
+import asyncio
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -146,6 +147,22 @@ async def test_one_job_is_read_by_itself(replay: Replay) -> None:
     # The release once (no controller call), then only the jobs asked about: never a listing.
     assert replay.calls[0] == ["scontrol", "--version"] and replay.calls.count(["scontrol", "--version"]) == 1
     assert all("--jobs" in call for call in replay.calls[1:])
+
+
+async def test_jobs_followed_at_once_are_read_in_one_call(replay: Replay) -> None:
+    """Two incidents following their jobs at the same moment: one squeue naming both."""
+    held, running = SITUATIONS["requeue_held"], SITUATIONS["train2"]
+    replay.answers[tuple(squeue_text.command(TEXT_MARKER, [held, running]))] = "squeue-text.txt"
+    slurm = Slurm(replay)
+    first, second = await asyncio.gather(slurm.job(held, exclusions=False), slurm.job(running, exclusions=False))
+    assert (first.job_id, first.state_reason, second.job_id, second.nodes) == (
+        held,
+        "JobHeldUser",
+        running,
+        ["node1", "node2"],
+    )
+    reads = [call for call in replay.calls if call[0] == "squeue"]
+    assert len(reads) == 1 and f"{held},{running}" in reads[0]
 
 
 async def test_an_unchanged_record_is_not_read_again(replay: Replay) -> None:

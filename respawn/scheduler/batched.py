@@ -1,0 +1,63 @@
+"""Many jobs' states asked for at once, read in one controller call.
+
+In a storm every incident follows its job (`await_next_attempt`, four reads a second) and
+checks it before acting: one `squeue` process and one controller RPC per incident and read
+would grow with the number of incidents (500 incidents: 2,000 a second, the worker's CPU and
+slurmctld's RPC queue gone to them; BENCHMARKS.md, "A failure storm"). Here a read waits for
+the next call, which asks for every job wanted until it starts: whatever the number of
+incidents, one call at a time. A call answers only requests made before it started, so no
+answer is older than its question.
+"""
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Generic, TypeVar
+
+from respawn.scheduler.errors import JobNotFound
+
+Job = TypeVar("Job")  # what a read answers (the scheduler's JobInfo)
+
+# Job ids in one call: an argv of a few kilobytes, and an answer no larger than a listing's.
+MAX_BATCH = 500
+
+
+class BatchedReads(Generic[Job]):
+    """`read(job_id)` for many callers, made as `read_many(ids)` calls one after another."""
+
+    def __init__(self, read_many: Callable[[Sequence[int]], Awaitable[dict[int, Job]]]) -> None:
+        self._read_many = read_many
+        self._waiting: dict[int, list[asyncio.Future[Job]]] = {}
+        self._caller: asyncio.Task[None] | None = None
+
+    async def read(self, job_id: int) -> Job:
+        """The job as a controller call made after this request read it; JobNotFound when
+        that call did not list it, the call's own error when it failed."""
+        answer: asyncio.Future[Job] = asyncio.get_running_loop().create_future()
+        self._waiting.setdefault(job_id, []).append(answer)
+        if self._caller is None or self._caller.done() or self._caller.get_loop() is not answer.get_loop():
+            self._caller = asyncio.create_task(self._call())
+        return await answer
+
+    async def _call(self) -> None:
+        while self._waiting:
+            ids = list(self._waiting)[:MAX_BATCH]
+            batch = {job_id: self._waiting.pop(job_id) for job_id in ids}
+            try:
+                found = await self._read_many(ids)
+            except Exception as exc:  # every request of this call gets the call's error
+                for answers in batch.values():
+                    _settle(answers, exc)
+                continue
+            for job_id, answers in batch.items():
+                job = found.get(job_id)
+                _settle(answers, JobNotFound(f"squeue: no job {job_id}") if job is None else job)
+
+
+def _settle(answers: list[asyncio.Future[Job]], outcome: Job | Exception) -> None:
+    for answer in answers:
+        if answer.done() or answer.get_loop().is_closed():  # its caller was cancelled, or gave up
+            continue
+        if isinstance(outcome, Exception):
+            answer.set_exception(outcome)
+        else:
+            answer.set_result(outcome)

@@ -1,0 +1,89 @@
+"""Many jobs' states wanted at once, read in one call (respawn/scheduler/batched.py)."""
+
+import asyncio
+from collections.abc import Sequence
+
+import pytest
+
+from respawn.scheduler.batched import MAX_BATCH, BatchedReads
+from respawn.scheduler.errors import JobNotFound, SchedulerUnavailable
+
+
+class Controller:
+    """A read_many that records each call's ids and answers only once `release` is set."""
+
+    def __init__(self, known: set[int]) -> None:
+        self.known, self.calls = known, []  # type: ignore[var-annotated]
+        self.release = asyncio.Event()
+        self.fail: Exception | None = None
+
+    async def read_many(self, ids: Sequence[int]) -> dict[int, str]:
+        self.calls.append(list(ids))
+        await self.release.wait()
+        if self.fail is not None:
+            raise self.fail
+        return {i: f"job {i} at call {len(self.calls)}" for i in ids if i in self.known}
+
+
+async def test_reads_asked_together_are_one_call() -> None:
+    slurm = Controller(known=set(range(1, 201)))
+    reads = BatchedReads(slurm.read_many)
+    asked = [asyncio.ensure_future(reads.read(i)) for i in range(1, 201)]
+    await asyncio.sleep(0)
+    slurm.release.set()
+    assert await asyncio.gather(*asked) == [f"job {i} at call 1" for i in range(1, 201)]
+    assert slurm.calls == [list(range(1, 201))]
+
+
+async def test_a_read_asked_during_a_call_waits_for_the_next() -> None:
+    """No answer is older than its question: the call in flight started before it."""
+    slurm = Controller(known={1, 2})
+    reads = BatchedReads(slurm.read_many)
+    early = asyncio.ensure_future(reads.read(1))
+    await asyncio.sleep(0)  # the first call has started
+    late = [asyncio.ensure_future(reads.read(1)), asyncio.ensure_future(reads.read(2))]
+    await asyncio.sleep(0)
+    slurm.release.set()
+    assert await early == "job 1 at call 1"
+    assert await asyncio.gather(*late) == ["job 1 at call 2", "job 2 at call 2"]
+    assert slurm.calls == [[1], [1, 2]]
+
+
+async def test_a_job_the_call_did_not_list_is_not_found_and_the_others_are_answered() -> None:
+    slurm = Controller(known={1})
+    slurm.release.set()
+    reads = BatchedReads(slurm.read_many)
+    found, missing = await asyncio.gather(reads.read(1), reads.read(7), return_exceptions=True)
+    assert found == "job 1 at call 1" and isinstance(missing, JobNotFound)
+
+
+async def test_a_failed_call_fails_every_read_it_answered_and_the_next_call_is_made() -> None:
+    slurm = Controller(known={1, 2})
+    slurm.fail = SchedulerUnavailable("slurmctld down")
+    slurm.release.set()
+    reads = BatchedReads(slurm.read_many)
+    outcomes = await asyncio.gather(reads.read(1), reads.read(2), return_exceptions=True)
+    assert all(isinstance(o, SchedulerUnavailable) for o in outcomes)
+    slurm.fail = None
+    assert await reads.read(2) == "job 2 at call 2"
+
+
+async def test_a_cancelled_reader_leaves_the_others_answered() -> None:
+    """An activity that timed out while its read waited: the call still answers the rest."""
+    slurm = Controller(known={1, 2})
+    reads = BatchedReads(slurm.read_many)
+    gone, kept = asyncio.ensure_future(reads.read(1)), asyncio.ensure_future(reads.read(2))
+    await asyncio.sleep(0)
+    gone.cancel()
+    slurm.release.set()
+    assert await kept == "job 2 at call 1"
+    with pytest.raises(asyncio.CancelledError):
+        await gone
+
+
+async def test_a_call_names_at_most_max_batch_jobs() -> None:
+    slurm = Controller(known=set(range(MAX_BATCH + 10)))
+    slurm.release.set()
+    reads = BatchedReads(slurm.read_many)
+    await asyncio.gather(*(reads.read(i) for i in range(MAX_BATCH + 10)))
+    assert [len(ids) for ids in slurm.calls] == [MAX_BATCH, 10]
