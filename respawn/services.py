@@ -33,7 +33,11 @@ def build_services(config: ClusterConfig) -> Services:
     catalogue = Catalogue.load(config.runbooks)
     return Services(
         config=config,
-        slurm=Slurm(_transport(config), timeout=config.scheduler.command_timeout_s),
+        slurm=Slurm(
+            _transport(config),
+            timeout=config.scheduler.command_timeout_s,
+            concurrency=config.scheduler.max_concurrent_commands,
+        ),
         audit=AuditTrail(config.audit_db),
         catalogue=catalogue,
         matcher=Matcher.from_catalogue(catalogue),

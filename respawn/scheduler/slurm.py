@@ -23,6 +23,7 @@ change idempotent is the caller's business.
 import asyncio
 import json
 import re
+import weakref
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -173,9 +174,15 @@ def parse_partitions(text: str) -> dict[str, dict[str, str]]:
 class Slurm:
     """The operations recovery needs, over any transport (local or ssh)."""
 
-    def __init__(self, transport: Transport, timeout: float = 30.0) -> None:
+    def __init__(self, transport: Transport, timeout: float = 30.0, concurrency: int = 16) -> None:
         self.transport = transport
         self.timeout = timeout
+        # At most `concurrency` commands at once (scheduler.max_concurrent_commands), per event
+        # loop: a semaphore belongs to the loop that first waits on it.
+        self._concurrency = concurrency
+        self._turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
         # The output format the cluster printed last ("v0.0.38", "v0.0.42"); None until the first read.
         self.format: str | None = None
         self._release: tuple[int, int] | None = None  # from `scontrol --version`, asked only before any output
@@ -360,7 +367,12 @@ class Slurm:
         return data
 
     async def _run(self, argv: list[str], env: dict[str, str] | None = None) -> CommandResult:
-        result = await self.transport.run(argv, timeout=self.timeout, env=env)
+        loop = asyncio.get_running_loop()
+        turns = self._turns.get(loop)
+        if turns is None:
+            turns = self._turns[loop] = asyncio.Semaphore(self._concurrency)
+        async with turns:  # the command's own timeout starts with its turn
+            result = await self.transport.run(argv, timeout=self.timeout, env=env)
         if result.rc != 0:
             raise error_from(result, argv)
         return result

@@ -1,4 +1,5 @@
-"""Many jobs' states wanted at once, read in one call (respawn/scheduler/batched.py)."""
+"""A storm's reads and commands: many jobs' states wanted at once read in one call
+(respawn/scheduler/batched.py), and a process's Slurm commands taking turns."""
 
 import asyncio
 from collections.abc import Sequence
@@ -7,6 +8,8 @@ import pytest
 
 from respawn.scheduler.batched import MAX_BATCH, BatchedReads
 from respawn.scheduler.errors import JobNotFound, SchedulerUnavailable
+from respawn.scheduler.slurm import Slurm
+from respawn.scheduler.transport import CommandResult
 
 
 class Controller:
@@ -87,3 +90,28 @@ async def test_a_call_names_at_most_max_batch_jobs() -> None:
     reads = BatchedReads(slurm.read_many)
     await asyncio.gather(*(reads.read(i) for i in range(MAX_BATCH + 10)))
     assert [len(ids) for ids in slurm.calls] == [MAX_BATCH, 10]
+
+
+class SlowSlurm:
+    """A transport whose commands take a while; it counts how many run at once."""
+
+    def __init__(self) -> None:
+        self.running = self.most = 0
+
+    async def run(self, argv: Sequence[str], timeout: float = 30.0, env: object = None) -> CommandResult:
+        self.running += 1
+        self.most = max(self.most, self.running)
+        await asyncio.sleep(0.01)
+        self.running -= 1
+        return CommandResult(0, "", "")
+
+    async def close(self) -> None:
+        return None
+
+
+async def test_a_process_runs_at_most_its_share_of_slurm_commands_at_once() -> None:
+    """A storm's hundreds of holds at once: their commands take turns (scheduler.max_concurrent_commands)."""
+    transport = SlowSlurm()
+    slurm = Slurm(transport, concurrency=4)  # type: ignore[arg-type]
+    await asyncio.gather(*(slurm.requeue_hold(job_id) for job_id in range(1, 41)))
+    assert transport.most == 4
