@@ -158,10 +158,9 @@ class SchedulerSettings(_Strict):
     slurm_bin_dir: Path | None = None
     command_timeout_s: float = Field(default=20.0, gt=0)
     # Slurm commands one Respawn process runs at once; the others wait their turn. In a storm
-    # hundreds of incidents act together: as many squeue/scontrol processes at once spent the
-    # worker's CPU on starting processes and slurmctld's threads on queued RPCs, each call
-    # outlived its activity's heartbeat timeout and was retried, again and again
-    # (BENCHMARKS.md, "A failure storm").
+    # hundreds of incidents act together, and as many squeue/scontrol at once queued in
+    # slurmctld beyond its RPC threads ("pending RPCs at cycle end", BENCHMARKS.md, "A failure
+    # storm"): a controller serves every cluster user, and one process keeps to a share of it.
     max_concurrent_commands: int = Field(default=16, ge=1, le=1024)
     # advisor transport: how long an incident waits for a controller to reconcile its advice.
     reconcile_timeout_s: float = Field(default=300.0, gt=0)
