@@ -9,6 +9,7 @@ from respawn.activities.errors import as_activity_error
 from respawn.config.cluster import SchedulerAccess
 from respawn.detection.interruption import own_launcher_word
 from respawn.launcher import channel
+from respawn.scheduler import actions
 from respawn.scheduler.errors import SchedulerError
 from respawn.scheduler.slurm import JobInfo, NodeInfo, partition_members
 from respawn.scheduler.states import JobState
@@ -32,6 +33,9 @@ log = logging.getLogger("respawn.wire.evidence")
 _KERNEL_TAIL_LINES = 200
 _OUTPUT_BYTES = 4 << 20  # of the attempt's output read for its evidence
 _JOB_RESTARTS = 20  # lines of the job's own launcher restarting its workers kept
+# How long the evidence waits for an ended job to finish completing (its nodes' epilogs), so
+# that Slurm lists all of its nodes again (actions.settled).
+_COMPLETING_WAIT_S = 3.0
 _READS_ANY_FILE = reads_any_file()  # once: the process keeps its capabilities
 # Respawn's own findings, by the kind of detection that carried them.
 _FINDINGS = {
@@ -50,7 +54,7 @@ class EvidenceActivities:
         """The attempt's output, the kernel logs of its nodes, and what Slurm says."""
         config = self._s.config
         try:
-            job = await self._s.slurm.job(req.job_id)
+            job = await actions.settled(self._s.slurm, req.job_id, _COMPLETING_WAIT_S)
             nodes = await self._s.slurm.nodes()
         except SchedulerError as exc:
             raise as_activity_error(exc) from exc

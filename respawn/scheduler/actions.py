@@ -131,6 +131,18 @@ async def until_not_completing(slurm: Slurm, job_id: int, within_s: float, every
         await asyncio.sleep(every_s)
 
 
+async def settled(slurm: Slurm, job_id: int, within_s: float, every_s: float = 0.25) -> JobInfo:
+    """The job read whole once it has stopped completing, waiting at most `within_s`. While a job
+    completes, Slurm lists as its nodes only those still completing (job_mgr.c packs
+    node_bitmap_cg), so a read then would miss the nodes that finished first, and a rank's
+    placement would shift onto the wrong node. A node that does not answer keeps the job
+    completing until it is called DOWN: then the read as it is, after `within_s`."""
+    job = await slurm.job(job_id)
+    if job.completing and await until_not_completing(slurm, job_id, within_s, every_s):
+        job = await slurm.job(job_id)
+    return job
+
+
 async def cancel(slurm: Slurm, job: JobInfo) -> Outcome:
     """Cancel the job unless it is in a state it does not leave by itself."""
     if job.state in _STAYS_ENDED:

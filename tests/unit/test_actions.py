@@ -116,3 +116,29 @@ async def test_a_requeue_still_completing_is_retried_before_it_is_held_or_not():
     with pytest.raises(JobCompleting):
         await actions.hold(slurm, 7, attempt=0)  # type: ignore[arg-type]
     assert slurm.calls == []
+
+
+class CompletingOnSomeNodes:
+    """A job Slurm lists, while it completes, with only the nodes still completing."""
+
+    def __init__(self, completing_reads: int) -> None:
+        self.reads, self.completing_reads = 0, completing_reads
+
+    async def job(self, job_id: int, exclusions: bool = True) -> JobInfo:
+        self.reads += 1
+        if self.reads <= self.completing_reads:
+            return JobInfo(job_id=job_id, state="COMPLETING", flags=["COMPLETING"], nodes=["node1", "node3"])
+        return JobInfo(job_id=job_id, state="FAILED", nodes=["node1", "node2", "node3"])
+
+
+async def test_an_ended_job_is_read_whole_once_its_nodes_have_completed() -> None:
+    """Evidence read while node2 had finished its epilog would miss node2's kernel log and move
+    rank 1 onto node3 (Slurm lists only the completing nodes then)."""
+    job = await actions.settled(CompletingOnSomeNodes(completing_reads=3), 7, within_s=5, every_s=0.01)  # type: ignore[arg-type]
+    assert job.nodes == ["node1", "node2", "node3"] and not job.completing
+
+
+async def test_a_job_still_completing_after_the_wait_is_read_as_it_is() -> None:
+    """A dead node keeps it completing until it is called DOWN: the evidence goes on."""
+    job = await actions.settled(CompletingOnSomeNodes(completing_reads=1000), 7, within_s=0.05, every_s=0.01)  # type: ignore[arg-type]
+    assert job.completing and job.nodes == ["node1", "node3"]
