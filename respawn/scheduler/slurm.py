@@ -229,16 +229,14 @@ class Slurm:
         if not exclusions:
             return await self._states.read(wanted)
         if await self._json_reads():
-            # An unknown id answers rc 0 and no job.
-            data = await self._json(["scontrol", "show", "job", "--json", str(wanted)], "scontrol show job", "jobs")
-            found = [JobInfo(**f) for f in slurm_json.jobs(data, "scontrol show job --json")]
+            found = list((await self._read_states([wanted])).values())  # its exclusions come with it
         else:
             marker = squeue_text.new_marker()
-            reads = [self._run(squeue_text.command(marker, wanted), env=squeue_text.ENV)]
-            if exclusions:
-                reads.append(self._run(squeue_text.excluded_command(wanted)))
-            listed, *excluded = await asyncio.gather(*reads)
-            nodes = squeue_text.parse_excluded(excluded[0].stdout) if excluded else None
+            listed, excluded = await asyncio.gather(
+                self._run(squeue_text.command(marker, wanted), env=squeue_text.ENV),
+                self._run(squeue_text.excluded_command(wanted)),
+            )
+            nodes = squeue_text.parse_excluded(excluded.stdout)
             found = [
                 JobInfo(**squeue_text.job_fields(record), excluded_nodes=nodes)
                 for record in squeue_text.records(listed.stdout, marker)
@@ -252,7 +250,7 @@ class Slurm:
         """The jobs named that the controller knows, finished ones included, by id, in one call;
         on 22.05 without their excluded nodes. One job is asked for alone, as `job` asks."""
         if await self._json_reads():
-            if len(job_ids) == 1:
+            if len(job_ids) == 1:  # an unknown id answers rc 0 and no job
                 argv, what = ["scontrol", "show", "job", "--json", str(job_ids[0])], "scontrol show job --json"
             else:  # 23.11+ honours squeue's filters
                 argv, what = (
