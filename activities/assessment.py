@@ -109,9 +109,7 @@ class AssessmentActivities:
         budgets = self._s.config.budgets
         now = datetime.now(UTC)
         since = now - timedelta(seconds=max(budgets.node_window_s, budgets.systemic_window_s))
-        rows = self._s.audit.query(
-            cluster=self._s.config.cluster, event_types=[EventType.DECIDED], since=since, limit=100_000
-        )
+        rows = self._s.audit.implicated(cluster=self._s.config.cluster, since=since)
         record = NodeRecord()
         for row in rows:
             if row.incident_id == incident_id:
@@ -134,15 +132,15 @@ class AssessmentActivities:
             return None
         cluster = self._s.config.cluster
         since = datetime.now(UTC) - timedelta(seconds=self._s.config.budgets.systemic_window_s)
-        enrolled = self._s.audit.query(cluster=cluster, event_types=[EventType.ENROLLED], limit=100_000)
-        tasks = {r.job_id for r in enrolled if r.detail(EnrolledDetails).array_job_id == array_id}
-        decided = self._s.audit.query(cluster=cluster, event_types=[EventType.DECIDED], since=since, limit=100_000)
+        enrolled = self._s.audit.query(
+            cluster=cluster, event_types=[EventType.ENROLLED], array_job_id=array_id, limit=100_000
+        )
+        tasks = {r.job_id for r in enrolled}
+        decided = self._s.audit.query(
+            cluster=cluster, event_types=[EventType.DECIDED], since=since, array_job_id=array_id, limit=100_000
+        )
         alike = {
-            r.job_id
-            for r in decided
-            if r.detail(DecidedDetails).array_job_id == array_id
-            and r.failure_class == failure_class.value
-            and r.incident_id != req.incident_id
+            r.job_id for r in decided if r.failure_class == failure_class.value and r.incident_id != req.incident_id
         }
         return ArrayRecord(
             array_job_id=array_id,

@@ -7,7 +7,7 @@ processes and hosts write it (respawn/store: one schema for both databases).
 
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import sqlalchemy as sa
 from pydantic import BaseModel, Field, model_validator
@@ -226,11 +226,15 @@ class AuditTrail:
         event_types: list[EventType] | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
+        array_job_id: int | None = None,
         after_id: int = 0,
         limit: int = 1000,
     ) -> list[AuditRow]:
-        """Events in the order they were written; page with `after_id` (a cursor)."""
+        """Events in the order they were written; page with `after_id` (a cursor).
+        `array_job_id`: the events whose details name that job array."""
         where = [events.c.id > after_id]
+        if array_job_id is not None:
+            where.append(events.c.details["array_job_id"].as_integer() == array_job_id)
         if cluster is not None:
             where.append(events.c.cluster == cluster)
         if job_id is not None:
@@ -246,6 +250,30 @@ class AuditTrail:
         with self._engine.connect() as conn:
             rows = conn.execute(sa.select(events).where(*where).order_by(events.c.id).limit(limit)).mappings()
             return [row_of(r) for r in rows]
+
+    def implicated(self, *, cluster: str, since: datetime) -> list["Implicated"]:
+        """The cluster's decisions since `since` that named nodes: which incident, when, which nodes.
+        Every assessment reads them (the node record), so only those rows' three columns: read
+        whole, a storm's 500 decisions each read every decision before it (a quarter of the
+        worker's CPU in benchmarks/storm.py)."""
+        where = [
+            events.c.event_type == EventType.DECIDED.value,
+            events.c.cluster == cluster,
+            events.c.at >= since,
+            sa.func.length(events.c.nodes) > 0,
+        ]
+        columns = (events.c.incident_id, events.c.at, events.c.nodes)
+        with self._engine.connect() as conn:
+            rows = conn.execute(sa.select(*columns).where(*where).order_by(events.c.id))
+            return [Implicated(*row) for row in rows]
+
+
+class Implicated(NamedTuple):
+    """A decision that named nodes, as the node record counts it."""
+
+    incident_id: str | None
+    at: datetime
+    nodes: list[str]
 
 
 def row_of(r: sa.RowMapping) -> AuditRow:

@@ -81,6 +81,37 @@ def test_query_filters_and_pages_in_write_order(store_location):
     audit.close()
 
 
+def test_the_decisions_that_named_nodes_are_read_lean_and_an_arrays_events_by_its_id(store_location):
+    audit = AuditTrail(store_location)
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    decided = [("i1", ["n1", "n2"], 3), ("i2", [], 3), ("i3", ["n3"], None), ("i4", ["n4"], 4)]
+    for second, (incident, nodes, array) in enumerate(decided):
+        details = {} if array is None else {"array_job_id": array}
+        audit.record(
+            event(
+                f"{incident}/decided",
+                EventType.DECIDED,
+                incident_id=incident,
+                at=t0 + timedelta(seconds=second),
+                nodes=nodes,
+                details=details,
+            )
+        )
+    audit.record(event("i5/enrolled", EventType.ENROLLED, at=t0, nodes=["n5"], details={"array_job_id": 3}))
+    audit.record(
+        AuditEvent(key="i6/decided", event_type=EventType.DECIDED, cluster="c2", job_id=7, at=t0, nodes=["n6"])
+    )
+
+    assert audit.implicated(cluster="c1", since=t0 + timedelta(seconds=1)) == [
+        ("i3", t0 + timedelta(seconds=2), ["n3"]),
+        ("i4", t0 + timedelta(seconds=3), ["n4"]),
+    ]
+    assert [r.incident_id for r in audit.implicated(cluster="c1", since=t0)] == ["i1", "i3", "i4"]
+    assert [r.key for r in audit.query(array_job_id=3)] == ["i1/decided", "i2/decided", "i5/enrolled"]
+    assert [r.key for r in audit.query(array_job_id=3, event_types=[EventType.DECIDED], limit=1)] == ["i1/decided"]
+    audit.close()
+
+
 def test_survives_reopen(store_location):
     AuditTrail(store_location).record(event("k"))
     assert len(AuditTrail(store_location).query()) == 1
