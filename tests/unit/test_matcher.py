@@ -421,6 +421,18 @@ FAILURES = [
         " iteration 20/100 | lm loss: 3.1E+00 | grad norm: nan | number of nan iterations:   0 |",
         "megatron-progress-nonfinite",
     ),
+    # Round 12 (tests/unit/test_catalogue_round12.py has the rest of each family).
+    (
+        "E0301 10:00:00.000000 4242 rendezvous.cc:41] [id=3] This thread has been waiting for `collective` for "
+        "20 seconds and may be stuck. Expected 8 threads to join the rendezvous, but not all of them arrived on time.",
+        "xla-rendezvous-stuck",
+    ),
+    (
+        "F0301 10:00:40.000000 4242 rendezvous.cc:77] [id=3] Termination timeout for `collective` of 40 seconds "
+        "exceeded. Exiting to ensure a consistent program state. Expected 8 threads to join the rendezvous, but "
+        "only 7 of them arrived on time.",
+        "xla-rendezvous-timeout",
+    ),
 ]
 
 # Lines that look close to a failure and are not one.
