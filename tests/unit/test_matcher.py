@@ -423,6 +423,10 @@ FAILURES = [
     ),
     # Round 12 (tests/unit/test_catalogue_round12.py has the rest of each family).
     (
+        "Memory access fault by GPU node-2 (Agent handle: 0x5566aa) on address 0x7f1200000000. Reason: Unknown.",
+        "rocm-gpu-fault",
+    ),
+    (
         "E0301 10:00:00.000000 4242 rendezvous.cc:41] [id=3] This thread has been waiting for `collective` for "
         "20 seconds and may be stuck. Expected 8 threads to join the rendezvous, but not all of them arrived on time.",
         "xla-rendezvous-stuck",
