@@ -437,6 +437,7 @@ FAILURES = [
         "only 7 of them arrived on time.",
         "xla-rendezvous-timeout",
     ),
+    ("gpu-a-07          1      batch*    alloc*   64   2:32:1 512000        0      1   (null) none", "sinfo-node-down"),
 ]
 
 # Lines that look close to a failure and are not one.
