@@ -421,6 +421,23 @@ FAILURES = [
         " iteration 20/100 | lm loss: 3.1E+00 | grad norm: nan | number of nan iterations:   0 |",
         "megatron-progress-nonfinite",
     ),
+    # Round 12 (tests/unit/test_catalogue_round12.py has the rest of each family).
+    (
+        "Memory access fault by GPU node-2 (Agent handle: 0x5566aa) on address 0x7f1200000000. Reason: Unknown.",
+        "rocm-gpu-fault",
+    ),
+    (
+        "E0301 10:00:00.000000 4242 rendezvous.cc:41] [id=3] This thread has been waiting for `collective` for "
+        "20 seconds and may be stuck. Expected 8 threads to join the rendezvous, but not all of them arrived on time.",
+        "xla-rendezvous-stuck",
+    ),
+    (
+        "F0301 10:00:40.000000 4242 rendezvous.cc:77] [id=3] Termination timeout for `collective` of 40 seconds "
+        "exceeded. Exiting to ensure a consistent program state. Expected 8 threads to join the rendezvous, but "
+        "only 7 of them arrived on time.",
+        "xla-rendezvous-timeout",
+    ),
+    ("gpu-a-07          1      batch*    alloc*   64   2:32:1 512000        0      1   (null) none", "sinfo-node-down"),
 ]
 
 # Lines that look close to a failure and are not one.
