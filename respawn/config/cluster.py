@@ -191,10 +191,12 @@ class TemporalSettings(_Strict):
     # They wait on I/O, not on the CPU: one pool of this many threads for the worker.
     blocking_threads: int = Field(default=64, ge=1, le=1024)
     # How long a workflow task waits on this worker's sticky queue before any worker may take
-    # it (replaying the incident). Short: a killed worker's incidents move on within seconds.
-    # In a storm on a busy worker a task may wait longer than this for its turn and then be
-    # replayed elsewhere (BENCHMARKS.md, "A failure storm": 13 % of tasks at 2 s, none at 10 s).
-    sticky_timeout_s: float = Field(default=2.0, gt=0, le=300)
+    # it (replaying the incident): how soon a killed worker's incidents move on (a graceful stop
+    # hands them over at once). The SDK's 10 s: at 2 s, a storm's busy worker let a quarter of
+    # its tasks time out and replayed them, and the replays kept it busier (benchmarks/storm.py,
+    # BENCHMARKS.md "A failure storm", runs 16-17: released in 180 s 305 -> all 500). A killed
+    # worker's action already takes up to its 20 s heartbeat timeout to move on.
+    sticky_timeout_s: float = Field(default=10.0, gt=0, le=300)
 
     def workflow_url(self, workflow_id: str) -> str:
         """The Temporal Web UI's page of a workflow (an incident)."""

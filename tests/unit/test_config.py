@@ -47,10 +47,10 @@ def test_the_audit_store_is_a_file_or_a_postgresql_url(tmp_path):
     assert relative.audit_db == Path("audit.db")
 
 
-def test_the_workers_sticky_timeout_is_short_unless_a_site_raises_it(tmp_path):
-    assert load_config(write(tmp_path, GOOD)).temporal.sticky_timeout_s == 2.0
-    raised = load_config(write(tmp_path, GOOD + "temporal: {sticky_timeout_s: 10}\n"))
-    assert raised.temporal.sticky_timeout_s == 10
+def test_the_workers_sticky_timeout_is_the_sdks_unless_a_site_changes_it(tmp_path):
+    assert load_config(write(tmp_path, GOOD)).temporal.sticky_timeout_s == 10.0
+    shorter = load_config(write(tmp_path, GOOD + "temporal: {sticky_timeout_s: 2}\n"))
+    assert shorter.temporal.sticky_timeout_s == 2
     with pytest.raises(ConfigError, match="sticky_timeout_s"):
         load_config(write(tmp_path, GOOD + "temporal: {sticky_timeout_s: 0}\n"))
 
