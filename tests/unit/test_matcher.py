@@ -450,6 +450,7 @@ FAILURES = [
         "nhc-network-bandwidth-low",
     ),
     ("ERROR:  nhc:  Health check failed:  Script timed out while executing \"check_fs_mount_rw\".", "nhc-run-failed"),
+    ("node-3:2211:2211 [0] NCCL WARN Bootstrap : no socket interface found", "nccl-no-interface"),
 ]
 
 # Lines that look close to a failure and are not one.
