@@ -449,7 +449,7 @@ FAILURES = [
         "(expected >=40.0 GB/s, but measured 12.5 GB/s). FaultCode: NHC2003",
         "nhc-network-bandwidth-low",
     ),
-    ("ERROR:  nhc:  Health check failed:  Script timed out while executing \"check_fs_mount_rw\".", "nhc-run-failed"),
+    ('ERROR:  nhc:  Health check failed:  Script timed out while executing "check_fs_mount_rw".', "nhc-run-failed"),
     ("node-3:2211:2211 [0] NCCL WARN Bootstrap : no socket interface found", "nccl-no-interface"),
 ]
 
