@@ -204,7 +204,42 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "nccl-no-interface",
     ),
+    # torchelastic: a worker that exited itself with an error status.
+    (
+        "E0301 10:00:00.000000 4242 torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: 1) "
+        "local_rank: 2 (pid: 5151) of binary: /usr/bin/python3",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "launcher-child-exited",
+    ),
+    (
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+        "============================================================\ntrain.py FAILED\n"
+        "------------------------------------------------------------\nFailures:\n  <NO_OTHER_FAILURES>\n"
+        "------------------------------------------------------------\nRoot Cause (first observed failure):\n[0]:\n"
+        "  time      : 2026-03-01_10:00:00\n  host      : gpu-a-01\n  rank      : 0 (local_rank: 0)\n"
+        "  exitcode  : 2 (pid: 5151)\n  error_file: <N/A>\n"
+        "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "launcher-child-exited",
+    ),
     # The neighbours each must leave alone.
+    (  # a worker killed by a signal: whoever sent it is not said
+        "E0301 10:00:00.000000 4242 torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: -9) "
+        "local_rank: 2 (pid: 5151) of binary: /usr/bin/python3",
+        C.APP_ERROR,
+        L.AMBIGUOUS,
+        "launcher-child-failed",
+    ),
+    (  # the exception itself, when the excerpt has it, decides
+        'Traceback (most recent call last):\n  File "train.py", line 10, in <module>\n    main()\n'
+        "KeyError: 'labels'\n"
+        "E0301 10:00:00.000000 4242 api.py:874] failed (exitcode: 1) local_rank: 0 (pid: 5151) of binary: python3",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "python-keyerror",
+    ),
     (  # a check that failed to run is no measurement
         "ERROR:  nhc:  Health check failed:  check_nccl_allreduce_ib_loopback: nccl_allreduce (IB loopback) returned "
         "error code 1. FaultCode: NHCNA",
