@@ -182,10 +182,18 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "megatron-checkpoint-load",
     ),
-    # torchelastic's block with its exception line cut off.
+    # torchelastic's block with its exception line cut off (round 13: with a positive
+    # exit code the worker exited itself, launcher-child-exited; by a signal, the wrapper's).
     (
         "Root Cause (first observed failure):\n[0]:\n  time      : 2026-03-01_10:00:00\n  host      : gpu-a-01\n"
         "  rank      : 0 (local_rank: 0)\n  exitcode  : 1 (pid: 4242)",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "launcher-child-exited",
+    ),
+    (
+        "Root Cause (first observed failure):\n[0]:\n  time      : 2026-03-01_10:00:00\n  host      : gpu-a-01\n"
+        "  rank      : 0 (local_rank: 0)\n  exitcode  : -15 (pid: 4242)",
         C.APP_ERROR,
         L.AMBIGUOUS,
         "launcher-child-failed",

@@ -186,7 +186,7 @@ FAILURES = [
     ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:", "launcher-child-failed"),
     (
         "E0101 00:00:00.1 99 api.py:881] failed (exitcode: 1) local_rank: 3 (pid: 7) of binary: /usr/bin/python",
-        "launcher-child-failed",
+        "launcher-child-exited",  # round 13: a positive exit code is the worker's own
     ),
     ("iteration 400/1000 | lm loss: nan | loss scale: 8192.0 |", "megatron-progress-nonfinite"),
     ("step 400: loss: nan", "nan-loss"),
@@ -438,6 +438,19 @@ FAILURES = [
         "xla-rendezvous-timeout",
     ),
     ("gpu-a-07          1      batch*    alloc*   64   2:32:1 512000        0      1   (null) none", "sinfo-node-down"),
+    # Round 13 (tests/unit/test_catalogue_round13.py has the rest of each family).
+    (
+        "gpu-b-12 | ERROR: nhc: Health check failed: check_nccl_allreduce: NCCL allreduce, BUS BW "
+        "(expected >=480.0 GB/s, but measured 311.2 GB/s). FaultCode: NHC2010",
+        "nhc-bandwidth-low",
+    ),
+    (
+        "ERROR:  nhc:  Health check failed:  check_nccl_allreduce_ib_loopback: NCCL allreduce, BUS BW "
+        "(expected >=40.0 GB/s, but measured 12.5 GB/s). FaultCode: NHC2003",
+        "nhc-network-bandwidth-low",
+    ),
+    ('ERROR:  nhc:  Health check failed:  Script timed out while executing "check_fs_mount_rw".', "nhc-run-failed"),
+    ("node-3:2211:2211 [0] NCCL WARN Bootstrap : no socket interface found", "nccl-no-interface"),
 ]
 
 # Lines that look close to a failure and are not one.
