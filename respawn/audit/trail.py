@@ -198,6 +198,14 @@ def incident_event(
     )
 
 
+class Implicated(NamedTuple):
+    """A decision that named nodes, as the node record counts it."""
+
+    incident_id: str | None
+    at: datetime
+    nodes: list[str]
+
+
 class AuditTrail:
     """The trail in the store `audit_db` names (respawn/store): a SQLite file, or PostgreSQL."""
 
@@ -251,7 +259,7 @@ class AuditTrail:
             rows = conn.execute(sa.select(events).where(*where).order_by(events.c.id).limit(limit)).mappings()
             return [row_of(r) for r in rows]
 
-    def implicated(self, *, cluster: str, since: datetime) -> list["Implicated"]:
+    def implicated(self, *, cluster: str, since: datetime) -> list[Implicated]:
         """The cluster's decisions since `since` that named nodes: which incident, when, which nodes.
         Every assessment reads them (the node record), so only those rows' three columns: read
         whole, a storm's 500 decisions each read every decision before it (a quarter of the
@@ -266,14 +274,6 @@ class AuditTrail:
         with self._engine.connect() as conn:
             rows = conn.execute(sa.select(*columns).where(*where).order_by(events.c.id))
             return [Implicated(*row) for row in rows]
-
-
-class Implicated(NamedTuple):
-    """A decision that named nodes, as the node record counts it."""
-
-    incident_id: str | None
-    at: datetime
-    nodes: list[str]
 
 
 def row_of(r: sa.RowMapping) -> AuditRow:

@@ -14,6 +14,7 @@ import pytest
 
 from respawn.attribution.attribute import classify_text
 from respawn.wire.taxonomy import CauseLayer, FailureClass
+from tests.unit._catalogue_cases import assert_decided
 
 C = FailureClass
 L = CauseLayer
@@ -302,10 +303,7 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
 
 @pytest.mark.parametrize(("text", "cls", "layer", "pattern"), DECIDED)
 def test_source_lines_are_decided(catalogue, matcher, text, cls, layer, pattern):
-    got = classify_text(catalogue, matcher, text)
-    assert got.failure_class is cls
-    assert got.cause_layer is layer
-    assert got.pattern == pattern
+    assert_decided(catalogue, matcher, text, cls, layer, pattern)
 
 
 # distributed_nhc's report names the node in front of NHC's line.

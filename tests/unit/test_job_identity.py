@@ -4,13 +4,15 @@ detector's watch, over a real audit trail, without Slurm or Temporal (issue 10).
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from respawn.activities.assessment import AssessmentActivities
 from respawn.audit.trail import AuditEvent, EventType, incident_event
 from respawn.config.cluster import ClusterConfig, Mode
 from respawn.detection.detector import Detector
 from respawn.scheduler.slurm import JobInfo
 from respawn.services import build_services
-from respawn.wire.evidence import Evidence, LogLine
+from respawn.wire.evidence import Evidence, LineSource, LogLine
 from respawn.wire.incident import AssessRequest, Gathered, IncidentInput, incident_id
 
 ENROLLED = '{"respawn":{"environment":"demo","mode":"action"}}'
@@ -177,3 +179,29 @@ async def test_a_comment_changed_while_the_job_runs_is_a_new_enrolment(tmp_path)
         r.details["mode"] for r in services.audit.query(cluster="ids", job_id=3) if r.event_type is EventType.ENROLLED
     ]
     assert modes == ["action", "observe"]
+
+
+@pytest.mark.parametrize(("earlier", "drained"), [(2, ["node2"]), (1, [])])
+async def test_the_clusters_earlier_decisions_naming_a_node_count_toward_draining_it(tmp_path, earlier, drained):
+    services = _services(tmp_path)  # the third incident naming a node drains it (budgets' default)
+    named = [("ids", f"incident-ids-{n}-0", ["node2"]) for n in range(earlier)]
+    others = [("ids", "incident-ids-8-0", []), ("elsewhere", "incident-elsewhere-9-0", ["node2"])]
+    for cluster, incident, nodes in named + others:
+        services.audit.record(
+            incident_event(
+                EventType.DECIDED,
+                incident_id=incident,
+                cluster=cluster,
+                job_id=int(incident.split("-")[2]),
+                attempt=0,
+                nodes=nodes,
+                acted=True,
+                failure_class="gpu_hardware",
+            )
+        )
+    xid = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus."
+    request = _request(5, [], nodes=["node1", "node2"])
+    request.gathered.evidence.lines = [LogLine(text=xid, source=LineSource.KERNEL, node="node2")]
+    assessment = await AssessmentActivities(services).assess(request)
+    assert assessment.attribution.nodes == ["node2"]
+    assert assessment.nodes.drain == drained
