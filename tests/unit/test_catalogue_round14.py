@@ -1,7 +1,8 @@
 """Round 14 of the catalogue (issue 11): holdout-6's misses, by family.
 
 Each line is a format string of the software that prints it, filled in with made-up
-hosts, ids, addresses and numbers: NCCL's bootstrap root (bootstrap.cc), DeepSpeed's ssh
+hosts, ids, addresses and numbers: NCCL's bootstrap root (bootstrap.cc) and its earlier
+connect wordings (socket.h, socket.cc), DeepSpeed's ssh
 check (launcher/runner.py), XLA's coordination client (the RegisterTask RPC in gRPC's
 status detail), torch.cuda.nccl's error (nccl.cpp throw_nccl_error), aws-ofi-nccl's
 endpoint setup (nccl_ofi_net.cpp, nccl_ofi_ofiutils.cpp), Ray's raylet marked dead
@@ -71,6 +72,26 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         C.LAUNCH,
         L.INFRASTRUCTURE_NETWORK,
         "ssh-launch-failed",
+    ),
+    # NCCL's connect in its wordings before socketStartConnect (v2.4-v2.9, v2.10-v2.15).
+    (
+        "r1n2:4865:4866 [1] include/socket.h:403 NCCL WARN Connect to 10.1.2.3<56821> failed : Connection refused",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "store-connect-timeout",
+    ),
+    (
+        "gpu-3:100:200 [0] misc/socket.cc:456 NCCL WARN Net : Connect to 10.1.2.3<40000> failed : No route to host",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "store-connect-timeout",
+    ),
+    (
+        "gpu-3:100:200 [0] misc/socket.cc:456 NCCL WARN Net : Connect to 10.1.2.3<40000> failed : Connection reset "
+        "by peer",
+        C.COMM_ERROR,
+        L.INFRASTRUCTURE_NETWORK,
+        "nccl-socket-recv-failed",
     ),
     # JAX's task failing to register with the coordination service.
     (
@@ -218,7 +239,8 @@ def test_lspci_names_the_fallen_gpu(catalogue, matcher):
 
 
 BENIGN = [
-    # NCCL's bootstrap at INFO.
+    # NCCL's bootstrap at INFO, and its connect retried.
+    "gpu-3:100:200 [0] NCCL INFO Call to connect returned Connection refused, retrying",
     "node-4:3120:3120 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.4<0>",
     # DeepSpeed's launcher once ssh worked.
     "[INFO] [runner.py:555:main] Using IP address of 10.0.0.2 for node worker-2",
