@@ -451,6 +451,16 @@ FAILURES = [
     ),
     ('ERROR:  nhc:  Health check failed:  Script timed out while executing "check_fs_mount_rw".', "nhc-run-failed"),
     ("node-3:2211:2211 [0] NCCL WARN Bootstrap : no socket interface found", "nccl-no-interface"),
+    # Round 14 (tests/unit/test_catalogue_round14.py has the rest of each family).
+    (
+        "node-4:3120:3190 [0] bootstrap.cc:348 NCCL WARN Bootstrap Root : rank 5 of 16 ranks has already checked in",
+        "nccl-bootstrap-root-mismatch",
+    ),
+    (
+        "RuntimeError: Using hostfile at /job/hostfile but host=worker-2 was not reachable via ssh. If you are "
+        "running with a single node please remove /job/hostfile or setup passwordless ssh.",
+        "deepspeed-ssh-check-failed",
+    ),
 ]
 
 # Lines that look close to a failure and are not one.
