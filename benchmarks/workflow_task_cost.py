@@ -89,7 +89,10 @@ async def _serve(args: argparse.Namespace) -> None:
         client,
         task_queue=queue,
         workflows=[IncidentWorkflow],
-        activities=[] if args.workflow_only else _activities(Fakes([XID], RESTART), args.lines),
+        activities=_local(Fakes([XID], RESTART))
+        if args.workflow_only
+        else _activities(Fakes([XID], RESTART), args.lines),
+        no_remote_activities=args.workflow_only,
         workflow_runner=_runner(runner),
         max_cached_workflows=0 if args.no_cache else 1000,
         workflow_task_executor=executor,
@@ -135,6 +138,12 @@ def _activities(fakes: Fakes, lines: int) -> list:
     return [gather if f is plain else f for f in found]
 
 
+def _local(fakes: Fakes) -> list:
+    """The audit row is a local activity (patch `local-audit`): it runs on the workflow's worker
+    whatever the others do."""
+    return [f for f in fakes.activities() if _name(f) == "record_event"]
+
+
 def _name(fn) -> str:
     return activity._Definition.must_from_callable(fn).name
 
@@ -174,7 +183,8 @@ async def _one_run(client: Client, runner: str, args: argparse.Namespace, profil
     with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as served:
         assert served.stdin and served.stdout
         assert served.stdout.readline().strip() == "ready"
-        remote = _activities(Fakes([XID], RESTART), args.lines) if args.workflow_only else []
+        remote = [f for f in _activities(Fakes([XID], RESTART), args.lines) if _name(f) != "record_event"]
+        remote = remote if args.workflow_only else []
         async with Worker(client, task_queue=queue, activities=remote) if remote else contextlib.nullcontext():
             served.stdin.write("start\n")
             served.stdin.flush()

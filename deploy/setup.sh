@@ -26,3 +26,10 @@ if [[ ! -f $stamp || pyproject.toml -nt $stamp ]]; then
   .venv/bin/pip install -q --disable-pip-version-check -e '.[workload,test]'
   touch "$stamp"
 fi
+# The worker's sandbox imports workflows/incident.py afresh for every incident. Where Python
+# writes no bytecode (PYTHONDONTWRITEBYTECODE, as in CI and many images) the editable install
+# compiled it again each time: 9 ms of the worker's interpreter an incident, 7 % of it in a
+# storm (BENCHMARKS.md, "A failure storm", run 21). A wheel carries its bytecode (pip compiles
+# it); the tree gets it here (compileall skips what is current, and does not follow the
+# symlinks inside respawn/, so the linked folders are named).
+.venv/bin/python -m compileall -q respawn activities workflows workers >/dev/null
