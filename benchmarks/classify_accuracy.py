@@ -80,6 +80,17 @@ def report(rows: list[dict], got: dict[str, dict]) -> None:
     print(f"node-implicated recall         {_ratio(len(both), len(truly))}")
     print(f"cause-layer accuracy (labelled non-ambiguous)  {_ratio(len(layer_right), len(layered))}")
     print(f"recoverable_by_restart agrees (labelled true/false)  {_ratio(len(verdict_right), len(verdicts))}")
+    certain = [r for r in ok if not r.get("uncertain")]
+    if len(certain) < len(ok):
+        # The held-back sets' collectors mark `uncertain` the rows whose label comes from the
+        # thread's later discussion, not from the text (holdout-5.md): the rest is what text can decide.
+        sure_right = [r for r in certain if r in right]
+        sure_layered = [r for r in certain if r in layered]
+        sure_layer_right = [r for r in sure_layered if r in layer_right]
+        print(
+            f"not marked uncertain ({len(certain)}): class {_ratio(len(sure_right), len(certain))}; "
+            f"layer {_ratio(len(sure_layer_right), len(sure_layered))}"
+        )
 
     print("\nper class (by label)          n   right  recall  precision")
     predicted = Counter(got[r["id"]]["failure_class"] for r in ok)
