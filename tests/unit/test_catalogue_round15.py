@@ -1,0 +1,119 @@
+"""Round 15 of the catalogue (issue 11): every version's wording, for the families jobs hit most.
+
+Each line is a format string of the software that prints it, in the wording of one of its
+versions, filled in with made-up hosts, ids and numbers: ProcessGroupNCCL's blocking wait
+(torch 1.8-1.10 synchronizeInternal, then WorkNCCL's wait with each suffix it printed),
+Slurm's uncorrectable-memory-error notice (slurmstepd req.c, SIG_UME) and PyTorch's
+insufficient-driver message (c10/cuda/CUDAFunctions.cpp). Beside each, the neighbour it
+must not take, from the same sources: the options ProcessGroupNCCL logs at init, Slurm's
+cgroup "hit memory limit" notices (the source says "may or may not result in some
+failure"), torch.cuda.is_available()'s warning.
+"""
+
+import pytest
+
+from respawn.attribution.attribute import classify_text
+from respawn.wire.taxonomy import CauseLayer, FailureClass
+from tests.unit._catalogue_cases import assert_decided
+
+C = FailureClass
+L = CauseLayer
+
+# (excerpt, class, layer, pattern)
+DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
+    # ProcessGroupNCCL's blocking wait timing out, in each version's wording.
+    (
+        "RuntimeError: [Rank 2] Caught collective operation timeout: WorkNCCL(OpType=ALLGATHER, "
+        "TensorShape=[4096], Timeout(ms)=60000) ran for 60417 milliseconds before timing out.",
+        C.COMM_TIMEOUT,
+        L.AMBIGUOUS,
+        "nccl-watchdog-timeout",
+    ),
+    (
+        "RuntimeError: [Rank 2] Work WorkNCCL(SeqNum=7, OpType=SEND, TensorShape=[4096], Timeout(ms)=60000) "
+        "timed out in blocking wait (NCCL_BLOCKING_WAIT=1).",
+        C.COMM_TIMEOUT,
+        L.AMBIGUOUS,
+        "nccl-watchdog-timeout",
+    ),
+    (
+        "torch.distributed.DistBackendError: [PG 0 Rank 2] Work WorkNCCL(SeqNum=7, OpType=_ALLGATHER_BASE, "
+        "NumelIn=4096, NumelOut=32768, Timeout(ms)=60000) timed out in blocking wait (TORCH_NCCL_BLOCKING_WAIT=1).",
+        C.COMM_TIMEOUT,
+        L.AMBIGUOUS,
+        "nccl-watchdog-timeout",
+    ),
+    (
+        "torch.distributed.DistBackendError: [PG ID 0 PG GUID 0(default_pg) Rank 2] Work WorkNCCL(SeqNum=7, "
+        "OpType=REDUCE_SCATTER, NumelIn=32768, NumelOut=4096, Timeout(ms)=60000) timed out in blocking wait.",
+        C.COMM_TIMEOUT,
+        L.AMBIGUOUS,
+        "nccl-watchdog-timeout",
+    ),
+    # Slurm's word for an uncorrectable memory error on the node (KNL, 17.02-25.05).
+    (
+        "slurmstepd: error: *** JOB 48213 ON knl-017 UNCORRECTABLE MEMORY ERROR AT 2019-03-02T11:20:44 ***",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        "memory-mce-edac",
+    ),
+    (
+        "slurmstepd: error: *** STEP 48213.0 ON knl-017 UNCORRECTABLE MEMORY ERROR AT 2019-03-02T11:20:44 ***",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        "memory-mce-edac",
+    ),
+    # PyTorch's words for cudaErrorInsufficientDriver, raised.
+    (
+        "RuntimeError: The NVIDIA driver on your system is too old (found version 11020). Please update your GPU "
+        "driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx "
+        "Alternatively, go to: https://pytorch.org to install a PyTorch version that has been compiled with your "
+        "version of the CUDA driver.",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "cuda-setup-error",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "cls", "layer", "pattern"), DECIDED)
+def test_source_lines_are_decided(catalogue, matcher, text, cls, layer, pattern):
+    assert_decided(catalogue, matcher, text, cls, layer, pattern)
+
+
+def test_uncorrectable_memory_names_the_node(catalogue, matcher):
+    got = classify_text(
+        catalogue,
+        matcher,
+        "slurmstepd: error: *** JOB 48213 ON knl-017 UNCORRECTABLE MEMORY ERROR AT 2019-03-02T11:20:44 ***",
+    )
+    assert got.node_implicated
+
+
+BENIGN = [
+    # ProcessGroupNCCL's options at init, with the blocking wait on.
+    "[I ProcessGroupNCCL.cpp:587] [Rank 0] ProcessGroupNCCL initialized with following options:",
+    "NCCL_BLOCKING_WAIT: 1",
+    "[I ProcessGroupNCCL.cpp:500] [Rank 0] NCCL_BLOCKING_WAIT and NCCL_ASYNC_ERROR_HANDLING should not both be "
+    "enabled. Only NCCL_BLOCKING_WAIT is being used in this process.",
+    # Slurm's task/cgroup failcnt notices, <= 17.11.2 and 17.11.3-18.08: the limit was reached,
+    # the kernel may have reclaimed pages; no kill is reported (19.05+ counts oom_kill events).
+    "slurmstepd: error: Exceeded step memory limit at some point.",
+    "slurmstepd: error: Exceeded job memory limit at some point.",
+    "slurmstepd: error: Step 48213.0 hit memory limit at least once during execution. This may or may not result "
+    "in some failure.",
+    "slurmstepd: error: Job 48213 hit memory+swap limit at least once during execution. This may or may not result "
+    "in some failure.",
+    # Slurm 25.05's step teardown after a task failed elsewhere (--kill-on-bad-exit): the cause
+    # is on another line.
+    "slurmstepd: error: *** STEP 48213.0 ON node-3 CANCELLED AT 2025-06-01T10:00:00 DUE TO TASK FAILURE ***",
+    "slurmstepd: error: *** STEP 48213.0 ON node-3 FAILED (non-zero exit code or other failure mode) ***",
+    # torch.cuda.is_available()'s warning: the program goes on on the CPU.
+    "/opt/venv/lib/python3.10/site-packages/torch/cuda/__init__.py:128: UserWarning: CUDA initialization: The "
+    "NVIDIA driver on your system is too old (found version 11020). Please update your GPU driver",
+]
+
+
+@pytest.mark.parametrize("text", BENIGN)
+def test_look_alikes_stay_benign(catalogue, matcher, text):
+    assert classify_text(catalogue, matcher, text).failure_class is C.BENIGN
