@@ -3,11 +3,13 @@
 Each line is a format string of the software that prints it, in the wording of one of its
 versions, filled in with made-up hosts, ids and numbers: ProcessGroupNCCL's blocking wait
 (torch 1.8-1.10 synchronizeInternal, then WorkNCCL's wait with each suffix it printed),
-Slurm's uncorrectable-memory-error notice (slurmstepd req.c, SIG_UME) and PyTorch's
+Slurm's uncorrectable-memory-error notice (slurmstepd req.c, SIG_UME), the kernel's OOM
+killer (mm/oom_kill.c: the oom_kill_allocating_task message, the kills of processes sharing
+the victim's memory, RHEL 6's victim line) and PyTorch's
 insufficient-driver message (c10/cuda/CUDAFunctions.cpp). Beside each, the neighbour it
 must not take, from the same sources: the options ProcessGroupNCCL logs at init, Slurm's
 cgroup "hit memory limit" notices (the source says "may or may not result in some
-failure"), torch.cuda.is_available()'s warning.
+failure"), RHEL 6's would_have_oomkilled notice, torch.cuda.is_available()'s warning.
 """
 
 import pytest
@@ -63,6 +65,33 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.HARDWARE,
         "memory-mce-edac",
     ),
+    # The kernel's OOM killer in the wordings the report lacked.
+    (
+        "[ 8812.301122] Out of memory (oom_kill_allocating_task): Kill process 9120 (python) score 0 or sacrifice child",
+        C.HOST_OOM,
+        L.APPLICATION,
+        "oom-kill",
+    ),
+    (
+        "[ 8812.301122] Out of memory (oom_kill_allocating_task): Killed process 9120 (python) total-vm:81234567kB, "
+        "anon-rss:60123456kB, file-rss:1024kB, shmem-rss:0kB, UID:1000 pgtables:120000kB oom_score_adj:0",
+        C.HOST_OOM,
+        L.APPLICATION,
+        "oom-kill",
+    ),
+    ("[ 8812.301125] Kill process 9133 (python) sharing same memory", C.HOST_OOM, L.APPLICATION, "oom-kill"),
+    (
+        '[ 8812.301125] Kill process 9133 (python) in VE "204" sharing same memory',
+        C.HOST_OOM,
+        L.APPLICATION,
+        "oom-kill",
+    ),
+    (
+        "[ 8812.301124] Killed process 9120, UID 1000, (python) total-vm:81234567kB, anon-rss:60123456kB, file-rss:1024kB",
+        C.HOST_OOM,
+        L.APPLICATION,
+        "oom-kill",
+    ),
     # PyTorch's words for cudaErrorInsufficientDriver, raised.
     (
         "RuntimeError: The NVIDIA driver on your system is too old (found version 11020). Please update your GPU "
@@ -108,6 +137,8 @@ BENIGN = [
     # is on another line.
     "slurmstepd: error: *** STEP 48213.0 ON node-3 CANCELLED AT 2025-06-01T10:00:00 DUE TO TASK FAILURE ***",
     "slurmstepd: error: *** STEP 48213.0 ON node-3 FAILED (non-zero exit code or other failure mode) ***",
+    # RHEL 6's vm.would_have_oomkilled: nothing is killed.
+    "[ 8812.301122] Would have killed process 9120 (python). But continuing instead.",
     # torch.cuda.is_available()'s warning: the program goes on on the CPU.
     "/opt/venv/lib/python3.10/site-packages/torch/cuda/__init__.py:128: UserWarning: CUDA initialization: The "
     "NVIDIA driver on your system is too old (found version 11020). Please update your GPU driver",
