@@ -5,7 +5,7 @@ versions, filled in with made-up hosts, ids and numbers: ProcessGroupNCCL's bloc
 (torch 1.8-1.10 synchronizeInternal, then WorkNCCL's wait with each suffix it printed),
 Slurm's uncorrectable-memory-error notice (slurmstepd req.c, SIG_UME), the kernel's OOM
 killer (mm/oom_kill.c: the oom_kill_allocating_task message, the kills of processes sharing
-the victim's memory, RHEL 6's victim line) and PyTorch's
+the victim's memory, RHEL 6's victim line), NCCL's allocators (alloc.h) and PyTorch's
 insufficient-driver message (c10/cuda/CUDAFunctions.cpp). Beside each, the neighbour it
 must not take, from the same sources: the options ProcessGroupNCCL logs at init, Slurm's
 cgroup "hit memory limit" notices (the source says "may or may not result in some
@@ -92,6 +92,25 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "oom-kill",
     ),
+    # NCCL's allocators (src/include/alloc.h): host malloc since v2.4, the CUDA forms since v2.14.
+    (
+        "gpu-7:5120:5188 [3] include/alloc.h:37 NCCL WARN Failed to malloc 33554432 bytes",
+        C.HOST_OOM,
+        L.APPLICATION,
+        "host-alloc-failed",
+    ),
+    (
+        "gpu-7:5120:5188 [3] include/alloc.h:52 NCCL WARN Failed to CUDA host alloc 33554432 bytes",
+        C.GPU_OOM,
+        L.APPLICATION,
+        "cuda-oom",
+    ),
+    (
+        "gpu-7:5120:5188 [3] include/alloc.h:128 NCCL WARN Failed to CUDA calloc async 33554432 bytes",
+        C.GPU_OOM,
+        L.APPLICATION,
+        "cuda-oom",
+    ),
     # PyTorch's words for cudaErrorInsufficientDriver, raised.
     (
         "RuntimeError: The NVIDIA driver on your system is too old (found version 11020). Please update your GPU "
@@ -137,6 +156,9 @@ BENIGN = [
     # is on another line.
     "slurmstepd: error: *** STEP 48213.0 ON node-3 CANCELLED AT 2025-06-01T10:00:00 DUE TO TASK FAILURE ***",
     "slurmstepd: error: *** STEP 48213.0 ON node-3 FAILED (non-zero exit code or other failure mode) ***",
+    # NCCL's allocation INFO lines.
+    "gpu-7:5120:5120 [3] NCCL INFO Allocated 33554432 bytes of host memory for proxy buffers",
+    "gpu-7:5120:5120 [3] NCCL INFO MMAP memory : Allocated 33554432 bytes",
     # RHEL 6's vm.would_have_oomkilled: nothing is killed.
     "[ 8812.301122] Would have killed process 9120 (python). But continuing instead.",
     # torch.cuda.is_available()'s warning: the program goes on on the CPU.
