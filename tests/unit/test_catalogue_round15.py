@@ -5,8 +5,9 @@ versions, filled in with made-up hosts, ids and numbers: ProcessGroupNCCL's bloc
 (torch 1.8-1.10 synchronizeInternal, then WorkNCCL's wait with each suffix it printed),
 Slurm's uncorrectable-memory-error notice (slurmstepd req.c, SIG_UME), the kernel's OOM
 killer (mm/oom_kill.c: the oom_kill_allocating_task message, the kills of processes sharing
-the victim's memory, RHEL 6's victim line), NCCL's allocators (alloc.h) and PyTorch's
-insufficient-driver message (c10/cuda/CUDAFunctions.cpp). Beside each, the neighbour it
+the victim's memory, RHEL 6's victim line), NCCL's allocators (alloc.h), PyTorch's
+insufficient-driver message (c10/cuda/CUDAFunctions.cpp), torch.distributed's URL
+rendezvous (rendezvous.py) and gloo's device lookups (device.cc). Beside each, the neighbour it
 must not take, from the same sources: the options ProcessGroupNCCL logs at init, Slurm's
 cgroup "hit memory limit" notices (the source says "may or may not result in some
 failure"), RHEL 6's would_have_oomkilled notice, torch.cuda.is_available()'s warning.
@@ -111,6 +112,41 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "cuda-oom",
     ),
+    # torch.distributed's URL rendezvous without its rank or world (rendezvous.py).
+    (
+        "ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable WORLD_SIZE "
+        "expected, but not set",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "torch-rendezvous-config-missing",
+    ),
+    (
+        "ValueError: Error initializing torch.distributed using tcp:// rendezvous: rank parameter missing",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "torch-rendezvous-config-missing",
+    ),
+    (
+        "ValueError: Error initializing torch.distributed using file:// rendezvous: world size parameter missing",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "torch-rendezvous-config-missing",
+    ),
+    # gloo's device lookups (gloo/transport/tcp/device.cc).
+    (
+        "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:83] ifa != nullptr. "
+        "Unable to find address for: ib0",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "gloo-no-interface",
+    ),
+    (
+        "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:208] rp != nullptr. "
+        "Unable to find address for: gpu-node-12",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "gloo-no-interface",
+    ),
     # PyTorch's words for cudaErrorInsufficientDriver, raised.
     (
         "RuntimeError: The NVIDIA driver on your system is too old (found version 11020). Please update your GPU "
@@ -138,6 +174,11 @@ def test_uncorrectable_memory_names_the_node(catalogue, matcher):
     assert got.node_implicated
 
 
+def test_a_jvm_unknown_host_is_not_gloo(catalogue, matcher):
+    got = classify_text(catalogue, matcher, "java.net.UnknownHostException: Unable to find address for: gpu-node-12")
+    assert got.pattern != "gloo-no-interface"
+
+
 BENIGN = [
     # ProcessGroupNCCL's options at init, with the blocking wait on.
     "[I ProcessGroupNCCL.cpp:587] [Rank 0] ProcessGroupNCCL initialized with following options:",
@@ -159,6 +200,9 @@ BENIGN = [
     # NCCL's allocation INFO lines.
     "gpu-7:5120:5120 [3] NCCL INFO Allocated 33554432 bytes of host memory for proxy buffers",
     "gpu-7:5120:5120 [3] NCCL INFO MMAP memory : Allocated 33554432 bytes",
+    # torch.distributed's rendezvous at INFO.
+    "INFO:torch.distributed.distributed_c10d:Rank 0: Completed store-based barrier for key:store_based_barrier_key:1 "
+    "with 8 nodes.",
     # RHEL 6's vm.would_have_oomkilled: nothing is killed.
     "[ 8812.301122] Would have killed process 9120 (python). But continuing instead.",
     # torch.cuda.is_available()'s warning: the program goes on on the CPU.
