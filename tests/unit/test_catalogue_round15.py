@@ -3,7 +3,8 @@
 Each line is a format string of the software that prints it, in the wording of one of its
 versions, filled in with made-up hosts, ids and numbers: ProcessGroupNCCL's blocking wait
 (torch 1.8-1.10 synchronizeInternal, then WorkNCCL's wait with each suffix it printed),
-Slurm's uncorrectable-memory-error notice (slurmstepd req.c, SIG_UME), the kernel's OOM
+Slurm's uncorrectable-memory-error notice and its node-failure cancel before 16.05
+(slurmstepd req.c), the kernel's OOM
 killer (mm/oom_kill.c: the oom_kill_allocating_task message, the kills of processes sharing
 the victim's memory, RHEL 6's victim line), NCCL's allocators (alloc.h), PyTorch's
 insufficient-driver message (c10/cuda/CUDAFunctions.cpp), torch.distributed's URL
@@ -52,6 +53,19 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         C.COMM_TIMEOUT,
         L.AMBIGUOUS,
         "nccl-watchdog-timeout",
+    ),
+    # slurmstepd's node-failure cancel in its 14.11-15.08 wording (the host is its own).
+    (
+        "slurmstepd: error: *** JOB 48213 CANCELLED AT 2015-09-01T04:12:55 DUE TO NODE node-3 FAILURE ***",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        "slurm-job-node-fail",
+    ),
+    (
+        "slurmstepd: *** JOB 48213 CANCELLED AT 2013-09-01T04:12:55 DUE TO NODE FAILURE ***",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        "slurm-job-node-fail",
     ),
     # Slurm's word for an uncorrectable memory error on the node (KNL, 17.02-25.05).
     (
@@ -163,6 +177,15 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
 @pytest.mark.parametrize(("text", "cls", "layer", "pattern"), DECIDED)
 def test_source_lines_are_decided(catalogue, matcher, text, cls, layer, pattern):
     assert_decided(catalogue, matcher, text, cls, layer, pattern)
+
+
+def test_the_old_node_failure_cancel_names_no_node(catalogue, matcher):
+    got = classify_text(
+        catalogue,
+        matcher,
+        "slurmstepd: error: *** JOB 48213 CANCELLED AT 2015-09-01T04:12:55 DUE TO NODE node-3 FAILURE ***",
+    )
+    assert not got.node_implicated
 
 
 def test_uncorrectable_memory_names_the_node(catalogue, matcher):
