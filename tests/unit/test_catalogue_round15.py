@@ -7,7 +7,8 @@ Slurm's uncorrectable-memory-error notice and its node-failure cancel before 16.
 (slurmstepd req.c), the kernel's OOM
 killer (mm/oom_kill.c: the oom_kill_allocating_task message, the kills of processes sharing
 the victim's memory, RHEL 6's victim line), NCCL's allocators (alloc.h), PyTorch's
-insufficient-driver message (c10/cuda/CUDAFunctions.cpp), torch.distributed's URL
+insufficient-driver message (c10/cuda/CUDAFunctions.cpp), CUDA's error texts in THC's
+and Triton's forms (THCGeneral, driver.c gpuAssert), torch.distributed's URL
 rendezvous (rendezvous.py) and gloo's device lookups (device.cc). Beside each, the neighbour it
 must not take, from the same sources: the options ProcessGroupNCCL logs at init, Slurm's
 cgroup "hit memory limit" notices (the source says "may or may not result in some
@@ -161,6 +162,27 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "gloo-no-interface",
     ),
+    # The CUDA build-mismatch texts in THC's and Triton's forms, and Triton's out of memory.
+    (
+        "RuntimeError: cuda runtime error (8) : invalid device function at /pytorch/aten/src/THC/THCTensorCopy.cu:204",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "cuda-build-mismatch",
+    ),
+    (
+        "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=383 error=7 : too many resources "
+        "requested for launch",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "cuda-build-mismatch",
+    ),
+    (
+        "RuntimeError: Triton Error [CUDA]: too many resources requested for launch",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "cuda-build-mismatch",
+    ),
+    ("RuntimeError: Triton Error [CUDA]: out of memory", C.GPU_OOM, L.APPLICATION, "cuda-oom"),
     # PyTorch's words for cudaErrorInsufficientDriver, raised.
     (
         "RuntimeError: The NVIDIA driver on your system is too old (found version 11020). Please update your GPU "
