@@ -9,7 +9,8 @@ killer (mm/oom_kill.c: the oom_kill_allocating_task message, the kills of proces
 the victim's memory, RHEL 6's victim line), NCCL's allocators (alloc.h), PyTorch's
 insufficient-driver message (c10/cuda/CUDAFunctions.cpp), CUDA's error texts in THC's
 and Triton's forms (THCGeneral, driver.c gpuAssert), torch.distributed's URL
-rendezvous (rendezvous.py) and gloo's device lookups (device.cc). Beside each, the neighbour it
+rendezvous (rendezvous.py), DeepSpeed's launcher (runner.py) and gloo's device lookups
+(device.cc). Beside each, the neighbour it
 must not take, from the same sources: the options ProcessGroupNCCL logs at init, Slurm's
 cgroup "hit memory limit" notices (the source says "may or may not result in some
 failure"), RHEL 6's would_have_oomkilled notice, torch.cuda.is_available()'s warning.
@@ -147,6 +148,40 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "torch-rendezvous-config-missing",
     ),
+    # DeepSpeed's launcher refusing its hostfile or multi-node setup (launcher/runner.py).
+    (
+        "[2021-03-02 10:11:12,130] [ERROR] [runner.py:139:fetch_hostfile] Hostfile is not formatted correctly, "
+        "unable to proceed with training.",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "deepspeed-hostfile-invalid",
+    ),
+    (
+        "[2021-03-02 10:11:12,130] [ERROR] [runner.py:143:fetch_hostfile] Hostfile contains duplicate hosts, "
+        "unable to proceed with training.",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "deepspeed-hostfile-invalid",
+    ),
+    (
+        "ValueError: Hostfile contains multiple entries for worker-3, unable to proceed with launching",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "deepspeed-hostfile-invalid",
+    ),
+    (
+        "ValueError: Hostfile is empty or not formatted correctly, unable to proceed with launching.",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "deepspeed-hostfile-invalid",
+    ),
+    (
+        "ValueError: Num nodes is >1 but no extra nodes available via hostfile",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "deepspeed-hostfile-invalid",
+    ),
+    ("RuntimeError: launcher 'pdsh' not installed.", C.LAUNCH, L.SYSTEM_SOFTWARE, "deepspeed-hostfile-invalid"),
     # gloo's device lookups (gloo/transport/tcp/device.cc).
     (
         "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:83] ifa != nullptr. "
@@ -248,6 +283,9 @@ BENIGN = [
     # torch.distributed's rendezvous at INFO.
     "INFO:torch.distributed.distributed_c10d:Rank 0: Completed store-based barrier for key:store_based_barrier_key:1 "
     "with 8 nodes.",
+    # DeepSpeed's single-node run without a hostfile.
+    "[2023-05-01 09:00:00,000] [WARNING] [runner.py:202:fetch_hostfile] Unable to find hostfile, will proceed with "
+    "training with local resources only.",
     # RHEL 6's vm.would_have_oomkilled: nothing is killed.
     "[ 8812.301122] Would have killed process 9120 (python). But continuing instead.",
     # torch.cuda.is_available()'s warning: the program goes on on the CPU.

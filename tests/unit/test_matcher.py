@@ -467,6 +467,10 @@ FAILURES = [
         "MASTER_ADDR expected, but not set",
         "torch-rendezvous-config-missing",
     ),
+    (
+        "ValueError: Hostfile contains a bad entry: worker-1 slots=8, unable to proceed with launching",
+        "deepspeed-hostfile-invalid",
+    ),
 ]
 
 # Lines that look close to a failure and are not one.
