@@ -2,7 +2,7 @@
 
 Each line is a format string of the software that prints it, in the wording of one of its
 versions, filled in with made-up hosts, ids and numbers: ProcessGroupNCCL's blocking wait
-(torch 1.8-1.10 synchronizeInternal, then WorkNCCL's wait with each suffix it printed),
+(torch 1.x synchronizeInternal, then WorkNCCL's wait with each suffix it printed),
 Slurm's uncorrectable-memory-error notice and its node-failure cancel before 16.05
 (slurmstepd req.c), the kernel's OOM
 killer (mm/oom_kill.c: the oom_kill_allocating_task message, the kills of processes sharing
