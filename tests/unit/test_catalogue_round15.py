@@ -265,7 +265,7 @@ BENIGN = [
     "NCCL_BLOCKING_WAIT: 1",
     "[I ProcessGroupNCCL.cpp:500] [Rank 0] NCCL_BLOCKING_WAIT and NCCL_ASYNC_ERROR_HANDLING should not both be "
     "enabled. Only NCCL_BLOCKING_WAIT is being used in this process.",
-    # Slurm's task/cgroup failcnt notices, <= 17.11.2 and 17.11.3-18.08: the limit was reached,
+    # Slurm's task/cgroup failcnt notices, <= 17.11.1 and 17.11.2-18.08: the limit was reached,
     # the kernel may have reclaimed pages; no kill is reported (19.05+ counts oom_kill events).
     "slurmstepd: error: Exceeded step memory limit at some point.",
     "slurmstepd: error: Exceeded job memory limit at some point.",
