@@ -54,7 +54,7 @@ class EvidenceActivities:
         """The attempt's output, the kernel logs of its nodes, and what Slurm says."""
         config = self._s.config
         try:
-            job = await actions.settled(self._s.slurm, req.job_id, _COMPLETING_WAIT_S)
+            job = as_attempt_ran(await actions.settled(self._s.slurm, req.job_id, _COMPLETING_WAIT_S), req)
             nodes = await self._s.slurm.nodes()
         except SchedulerError as exc:
             raise as_activity_error(exc) from exc
@@ -226,6 +226,16 @@ class EvidenceActivities:
             if step is not None:
                 newest = step if newest is None else max(newest, step)
         return newest
+
+
+def as_attempt_ran(job: JobInfo, req: GatherRequest) -> JobInfo:
+    """The job on the nodes the attempt ran on. Slurm lists a job it has requeued with none
+    (PENDING again): a node it called DOWN can requeue the job before the detector's incident reads
+    it, and the attempt's nodes are then the ones the detector saw it on (Slurm's listing)."""
+    if job.nodes:
+        return job
+    seen = next((d.allocation for d in req.detections if d.attempt == req.attempt and d.allocation), [])
+    return job.model_copy(update={"nodes": list(seen)}) if seen else job
 
 
 def _owner(job: JobInfo) -> int | None:

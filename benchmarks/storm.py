@@ -53,8 +53,12 @@ def main() -> int:
     parser.add_argument("--deadline", type=float, default=180.0, help="seconds after the failure to wait")
     args = parser.parse_args()
     with sandbox_lease.leased(CPUS, NAME) as lab:
+        # A sandbox left running keeps every earlier run's incidents in the Temporal server's
+        # SQLite store, which slows as it fills (BENCHMARKS.md, runs 20-23): said beside the figures.
+        held = sum(f.stat().st_size for f in lab.temporal_db.parent.glob(lab.temporal_db.name + "*"))
         with respawn_running(lab, f"storm-{int(time.time())}") as config:
             result = asyncio.run(_storm(lab, config, args.jobs, args.deadline))
+        result["temporal_db_mib_at_start"] = round(held / 2**20, 1)
     print(json.dumps(result))
     return 0
 

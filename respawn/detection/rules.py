@@ -237,6 +237,7 @@ def judge(job: JobInfo, state: WatchState, seen: Seen, settings: RuleSettings) -
                 attempt=job.restart_count,
                 submitted=job.submit_time,
                 job_state=job.state,
+                allocation=list(job.nodes),
                 log_offset=state.attempt_offset,
                 occurred=occurred,
                 step_seconds=seen.step_seconds,

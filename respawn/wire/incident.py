@@ -61,6 +61,9 @@ class Detection(BaseModel):
     # The job's launcher runs its step (docs/launcher.md; its channel has a status): the incident's
     # settle ends once the launcher reports the step ended, when all of srun's output is written.
     launched: bool = False
+    # The attempt's nodes as Slurm listed them when the detector saw this (never the job's text):
+    # once Slurm requeues the job it lists none (PENDING again), and the evidence may be read later.
+    allocation: list[str] = Field(default_factory=list)
 
 
 class IncidentInput(BaseModel):

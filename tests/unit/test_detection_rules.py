@@ -230,6 +230,8 @@ def test_nodes_slurm_calls_down_and_those_not_responding_for_long_enough():
 def test_a_node_of_the_job_going_down_is_a_detection_once_it_runs(matcher):
     out = poll(matcher, running(), down={"node2", "node9"}, modified=lambda: NOW - timedelta(seconds=5))
     assert [(d.kind, d.node) for d in out.detections] == [(DetectionKind.NODE_DOWN, "node2")]
+    # Slurm's listing of the attempt's nodes travels with it: a requeue erases it from Slurm's.
+    assert out.detections[0].allocation == running().nodes
     assert out.opened[0].occurred == NOW - timedelta(seconds=5)  # the job went quiet when it died
     assert poll(matcher, running(state="PENDING"), down={"node2"}).detections == ()  # not started: old allocation
 
