@@ -84,12 +84,12 @@ def report(rows: list[dict], got: dict[str, dict]) -> None:
     if len(certain) < len(ok):
         # The held-back sets' collectors mark `uncertain` the rows whose label comes from the
         # thread's later discussion, not from the text (holdout-5.md): the rest is what text can decide.
-        sure_right = [r for r in certain if r in right]
-        sure_layered = [r for r in certain if r in layered]
-        sure_layer_right = [r for r in sure_layered if r in layer_right]
+        sure_right = sum(got[r["id"]]["failure_class"] == r["failure_class"] for r in certain)
+        sure_layered = [r for r in certain if r["cause_layer"] != "ambiguous"]
+        sure_layer_right = sum(got[r["id"]]["cause_layer"] == r["cause_layer"] for r in sure_layered)
         print(
-            f"not marked uncertain ({len(certain)}): class {_ratio(len(sure_right), len(certain))}; "
-            f"layer {_ratio(len(sure_layer_right), len(sure_layered))}"
+            f"not marked uncertain ({len(certain)}): class {_ratio(sure_right, len(certain))}; "
+            f"layer {_ratio(sure_layer_right, len(sure_layered))}"
         )
 
     print("\nper class (by label)          n   right  recall  precision")

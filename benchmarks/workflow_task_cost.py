@@ -89,9 +89,7 @@ async def _serve(args: argparse.Namespace) -> None:
         client,
         task_queue=queue,
         workflows=[IncidentWorkflow],
-        activities=_local(Fakes([XID], RESTART))
-        if args.workflow_only
-        else _activities(Fakes([XID], RESTART), args.lines),
+        activities=(_local if args.workflow_only else list)(_activities(Fakes([XID], RESTART), args.lines)),
         no_remote_activities=args.workflow_only,
         workflow_runner=_runner(runner),
         max_cached_workflows=0 if args.no_cache else 1000,
@@ -138,10 +136,10 @@ def _activities(fakes: Fakes, lines: int) -> list:
     return [gather if f is plain else f for f in found]
 
 
-def _local(fakes: Fakes) -> list:
+def _local(activities: list) -> list:
     """The audit row is a local activity (patch `local-audit`): it runs on the workflow's worker
     whatever the others do."""
-    return [f for f in fakes.activities() if _name(f) == "record_event"]
+    return [f for f in activities if _name(f) == "record_event"]
 
 
 def _name(fn) -> str:
@@ -183,8 +181,8 @@ async def _one_run(client: Client, runner: str, args: argparse.Namespace, profil
     with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as served:
         assert served.stdin and served.stdout
         assert served.stdout.readline().strip() == "ready"
-        remote = [f for f in _activities(Fakes([XID], RESTART), args.lines) if _name(f) != "record_event"]
-        remote = remote if args.workflow_only else []
+        fakes = _activities(Fakes([XID], RESTART), args.lines)
+        remote = [f for f in fakes if f not in _local(fakes)] if args.workflow_only else []
         async with Worker(client, task_queue=queue, activities=remote) if remote else contextlib.nullcontext():
             served.stdin.write("start\n")
             served.stdin.flush()
