@@ -230,9 +230,10 @@ class EvidenceActivities:
 
 def as_attempt_ran(job: JobInfo, req: GatherRequest) -> JobInfo:
     """The job on the nodes the attempt ran on. Slurm lists a job it has requeued with none
-    (PENDING again): a node it called DOWN can requeue the job before the detector's incident reads
-    it, and the attempt's nodes are then the ones the detector saw it on (Slurm's listing)."""
-    if job.nodes:
+    (PENDING again), or, once it runs again, with the next attempt's: a node it called DOWN can
+    requeue the job before the detector's incident reads it, and the attempt's nodes are then the
+    ones the detector saw it on (Slurm's listing)."""
+    if job.nodes and job.restart_count == req.attempt:
         return job
     seen = next((d.allocation for d in req.detections if d.attempt == req.attempt and d.allocation), [])
     return job.model_copy(update={"nodes": list(seen)}) if seen else job

@@ -35,3 +35,8 @@ def test_another_attempts_nodes_are_not_this_ones():
     requeued = JobInfo(job_id=7, state="PENDING", restart_count=2)
     assert as_attempt_ran(requeued, request(seen(1, ["n1", "n2"]))).nodes == []
     assert as_attempt_ran(requeued, request()).nodes == []
+
+
+def test_a_job_slurm_started_again_is_read_on_the_attempts_nodes_not_the_next_ones():
+    again = JobInfo(job_id=7, state="RUNNING", restart_count=1, nodes=["n1", "n2", "n3"])
+    assert as_attempt_ran(again, request(seen(0, ["n2", "n3", "n4"]))).nodes == ["n2", "n3", "n4"]
