@@ -284,7 +284,7 @@ def test_benign_text_stays_benign(catalogue, matcher, text):
 
 def test_classify_text_reads_a_whole_excerpt(catalogue, matcher):
     a = classify_text(catalogue, matcher, "step 1 loss 2.0\nstep 2 loss 1.9\nKilled\n")
-    assert a.failure_class is FailureClass.HOST_OOM and a.cause_layer is CauseLayer.AMBIGUOUS
+    assert a.failure_class is FailureClass.HOST_OOM and a.cause_layer is CauseLayer.APPLICATION
     assert a.recoverable_by_restart is None and a.pattern == "killed"
 
 

@@ -47,9 +47,9 @@ FAMILIES = [
         "host4:31:40 [2] include/alloc.h:120 NCCL WARN Cuda failure 999 'unknown error'",
         "cuda-unknown-error",
         C.GPU_HARDWARE,
-        L.AMBIGUOUS,
+        L.HARDWARE,
     ),
-    ("[rank3]: Cuda failure 'unknown error'", "cuda-unknown-error", C.GPU_HARDWARE, L.AMBIGUOUS),
+    ("[rank3]: Cuda failure 'unknown error'", "cuda-unknown-error", C.GPU_HARDWARE, L.HARDWARE),
     (
         "host4:31:40 [2] transport/shm.cc:601 NCCL WARN Cuda failure 217 'peer access is not supported between these "
         "two devices'",
@@ -580,7 +580,7 @@ FAMILIES = [
         L.SCHEDULER,
     ),
     # A worker dead by SIGKILL, nothing else said: the launcher's wrapper, layer unknown.
-    ("  traceback : Signal 9 (SIGKILL) received by PID 40412", "launcher-child-failed", C.APP_ERROR, L.AMBIGUOUS),
+    ("  traceback : Signal 9 (SIGKILL) received by PID 40412", "launcher-child-failed", C.APP_ERROR, L.APPLICATION),
 ]
 
 

@@ -137,10 +137,10 @@ FAMILIES = [
         "/var/spool/slurmd/job31/slurm_script: line 9: 8080 Killed                  python3 train.py",
         "killed",
         C.HOST_OOM,
-        L.AMBIGUOUS,
+        L.APPLICATION,
     ),
-    ("已杀死", "killed", C.HOST_OOM, L.AMBIGUOUS),
-    ("[pod-7-n0-0] terminated with exit code (137). Reason [Error].", "killed", C.HOST_OOM, L.AMBIGUOUS),
+    ("已杀死", "killed", C.HOST_OOM, L.APPLICATION),
+    ("[pod-7-n0-0] terminated with exit code (137). Reason [Error].", "killed", C.HOST_OOM, L.APPLICATION),
     # Storage errnos however they surface.
     (
         "OSError: [Errno 28] No space left on device: '/scratch/run7/ckpt/step_900/optim.pt'",

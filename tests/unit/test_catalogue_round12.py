@@ -63,7 +63,7 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "rocm-gpu-fault",
     ),
     # nvidia-ml-py's classes: "NVMLError_" + the NVML code in capwords.
-    ("pynvml.NVMLError_Unknown: Unknown Error", C.GPU_HARDWARE, L.AMBIGUOUS, "cuda-unknown-error"),
+    ("pynvml.NVMLError_Unknown: Unknown Error", C.GPU_HARDWARE, L.HARDWARE, "cuda-unknown-error"),
     ("pynvml.NVMLError_ResetRequired: NVML Error with code 16", C.GPU_HARDWARE, L.HARDWARE, "gpu-reset-required"),
     (
         "pynvml.NVMLError_DriverNotLoaded: Driver Not Loaded",
@@ -196,7 +196,7 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "Root Cause (first observed failure):\n[0]:\n  time      : 2026-03-01_10:00:00\n  host      : gpu-a-01\n"
         "  rank      : 0 (local_rank: 0)\n  exitcode  : -15 (pid: 4242)",
         C.APP_ERROR,
-        L.AMBIGUOUS,
+        L.APPLICATION,
         "launcher-child-failed",
     ),
 ]

@@ -143,13 +143,13 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
     (
         "RuntimeError: cuda runtime error (30) : unknown error at /pytorch/aten/src/THC/THCGeneral.cpp:50",
         C.GPU_HARDWARE,
-        L.AMBIGUOUS,
+        L.HARDWARE,
         "cuda-unknown-error",
     ),
     (
         "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCCachingHostAllocator.cpp line=278 error=999 : unknown error",
         C.GPU_HARDWARE,
-        L.AMBIGUOUS,
+        L.HARDWARE,
         "cuda-unknown-error",
     ),
     # Ray: a node that died, in the present wordings.
@@ -230,7 +230,7 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "E0301 10:00:00.000000 4242 torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: -9) "
         "local_rank: 2 (pid: 5151) of binary: /usr/bin/python3",
         C.APP_ERROR,
-        L.AMBIGUOUS,
+        L.APPLICATION,
         "launcher-child-failed",
     ),
     (  # the exception itself, when the excerpt has it, decides

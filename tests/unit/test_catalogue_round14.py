@@ -183,11 +183,11 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "gpu-fallen-off-bus",
     ),
     # The driver API's unknown error, and the start of the driver that keeps its own pattern.
-    ("Couldn't init a GPU test: Error: CUDA_ERROR_UNKNOWN", C.GPU_HARDWARE, L.AMBIGUOUS, "cuda-unknown-error"),
+    ("Couldn't init a GPU test: Error: CUDA_ERROR_UNKNOWN", C.GPU_HARDWARE, L.HARDWARE, "cuda-unknown-error"),
     (
         "E0301 cuda_driver.cc:1160] failed to synchronize the stop event: CUDA_ERROR_UNKNOWN: unknown error",
         C.GPU_HARDWARE,
-        L.AMBIGUOUS,
+        L.HARDWARE,
         "cuda-unknown-error",
     ),
     (

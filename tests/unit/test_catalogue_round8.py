@@ -281,7 +281,7 @@ DECIDED = [
         "[2026-12-02 10:00:00,000] torch.distributed.elastic.agent.server.api: [INFO] [default] Worker group FAILED. "
         "2/3 attempts left; will restart worker group",
         C.APP_ERROR,
-        L.AMBIGUOUS,
+        L.APPLICATION,
         False,
         [],
         "launcher-child-failed",

@@ -616,7 +616,11 @@ def test_pattern_overrides_apply(matcher: Matcher):
     assert stale is not None and stale.recoverable_by_restart is True
     killed = matcher.failure("Killed")
     assert killed is not None and killed.recoverable_by_restart is None  # an explicit null override
-    assert killed.cause_layer.value == "ambiguous"
+    local = matcher.failure(
+        "NET/IB : Got completion from peer 10.0.0.7<42> with error 4, opcode 0, len 0, vendor err 81"
+    )
+    assert local is not None and local.failure_class.value == "interconnect"
+    assert local.cause_layer.value == "system_software"  # the pattern's layer, not its runbook's
 
 
 def test_benign_vetoes_only_below_its_priority(matcher: Matcher):
