@@ -8,7 +8,8 @@ MPI's UCX PML (pml_ucx.c) and its daemon missing on a host, MPICH's Hydra banner
 (pmiserv_cb.c, mpiexec.c), Kueue's preemption (preemption.go), NCCL's NVLS bind failure
 (nvls.cc), the amdgpu driver's job timeout and reset (amdgpu_job.c, amdgpu_device.c),
 Marian's and dlib's CUDA checks (cuda_helpers.h, cuda_utils.h), TensorFlow's ROCm allocator
-(rocm_driver.cc) and JAX's TPU backend (xla_bridge.py). Beside each, the neighbour it must
+(rocm_driver.cc), improved-diffusion's log2 loss scale (fp16_util.py) and JAX's TPU
+backend (xla_bridge.py). Beside each, the neighbour it must
 not take: NCCL's IB device probe (net_ib.cc, ibvwrap.cc), which skips a device it cannot
 open, the amdgpu soft recovery, Kueue's own admission and quota wait, JAX's CPU fallback.
 """
@@ -240,6 +241,8 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "cuda-oom",
     ),
+    # improved-diffusion / guided-diffusion's log2 loss scale, below 0: a scale under 1.
+    ("Found NaN, decreased lg_loss_scale to -16199.354", C.NUMERICAL, L.APPLICATION, "overflow-at-small-scale"),
     # JAX's TPU backend at start.
     (
         "UserWarning: TPU backend initialization is taking more than 60.0 seconds. Did you run your code on all TPU "
@@ -312,6 +315,8 @@ BENIGN = [
     # NCCL 2.27-2.28 when NVLS was not forced on: it goes on without NVLS.
     "gpu-7:5120:5120 [3] NCCL INFO Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA "
     "error 801 'operation not supported'. Proceeding without NVLS support.",
+    # improved-diffusion's loss scale in warm-up (from 2**20, one step down per skipped step).
+    "Found NaN, decreased lg_loss_scale to 19.001",
     # Open MPI's UCX PML on a healthy start.
     "[gpu1:1581048] pml_ucx.c:289 mca_pml_ucx_init",
 ]
