@@ -11,3 +11,9 @@ def assert_decided(
 ) -> None:
     got = classify_text(catalogue, matcher, text)
     assert (got.failure_class, got.cause_layer, got.pattern) == (cls, layer, pattern)
+
+
+def assert_benign(catalogue: Catalogue, matcher: Matcher, text: str) -> None:
+    """A benign look-alike: the excerpt reads as no failure (the pattern that took it, if not)."""
+    got = classify_text(catalogue, matcher, text)
+    assert got.failure_class is FailureClass.BENIGN, (got.failure_class, got.pattern)

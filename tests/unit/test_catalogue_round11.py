@@ -12,6 +12,7 @@ import pytest
 
 from respawn.attribution.attribute import classify_text
 from respawn.wire.taxonomy import FailureClass
+from tests.unit._catalogue_cases import assert_benign
 
 C = FailureClass
 
@@ -89,4 +90,4 @@ BENIGN = [
 
 @pytest.mark.parametrize("text", BENIGN)
 def test_look_alikes_stay_benign(catalogue, matcher, text):
-    assert classify_text(catalogue, matcher, text).failure_class is C.BENIGN
+    assert_benign(catalogue, matcher, text)

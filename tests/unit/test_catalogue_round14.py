@@ -16,7 +16,7 @@ import pytest
 
 from respawn.attribution.attribute import classify_text
 from respawn.wire.taxonomy import CauseLayer, FailureClass
-from tests.unit._catalogue_cases import assert_decided
+from tests.unit._catalogue_cases import assert_benign, assert_decided
 
 C = FailureClass
 L = CauseLayer
@@ -265,4 +265,4 @@ BENIGN = [
 
 @pytest.mark.parametrize("text", BENIGN)
 def test_look_alikes_stay_benign(catalogue, matcher, text):
-    assert classify_text(catalogue, matcher, text).failure_class is C.BENIGN
+    assert_benign(catalogue, matcher, text)

@@ -471,6 +471,38 @@ FAILURES = [
         "ValueError: Hostfile contains a bad entry: worker-1 slots=8, unable to proceed with launching",
         "deepspeed-hostfile-invalid",
     ),
+    # Round 16 (tests/unit/test_catalogue_round16.py has the rest of each family).
+    (
+        "EI0002: The wait execution of the Notify register times out. Reason: The Notify register has not received "
+        "the Notify record from remote rank: [3].",
+        "hccl-exec-timeout",
+    ),
+    ("EI0006: Getting socket times out. Reason: Remote Rank did not send the data in time.", "hccl-link-error"),
+    (
+        "EJ0001: Failed to initialize the HCCP process. Reason: Maybe the last training process is running.",
+        "hccl-init-failed",
+    ),
+    (
+        "EI0004: The ranktable or rank is invalid,Reason:[rank 9]. Please check the configured ranktable.",
+        "hccl-config-invalid",
+    ),
+    ("EJ0002: The network port is down.Suggest: check the optical module", "hccp-port-down"),
+    (
+        "Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA error 401 'x'.",
+        "nccl-nvls-bind-failed",
+    ),
+    (
+        "[gpu1:1581048] pml_ucx.c:419 Error: ucp_ep_create(proc=9) failed: Destination is unreachable",
+        "ompi-ucx-wireup-failed",
+    ),
+    (
+        "[drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring sdma0 timeout, signaled seq=16060, emitted seq=16062",
+        "amdgpu-ring-timeout-reset",
+    ),
+    (
+        "UserWarning: TPU backend initialization is taking more than 60.0 seconds. Did you run your code on all TPU hosts?",
+        "jax-tpu-backend-init",
+    ),
 ]
 
 # Lines that look close to a failure and are not one.
@@ -565,6 +597,8 @@ VETOED = [
         "(65536.0000)  grad_norm: inf (inf)  time: 0.7102  data: 0.0011  max mem: 20112",
         "gradscaler-skipped-step",
     ),
+    # Round 16: NCCL's IB device probe, which skips a device it cannot open.
+    ("gpu-7:80744:80744 [1] misc/ibvwrap.cc:212 NCCL WARN Call to ibv_open_device failed", "nccl-ib-device-probe"),
 ]
 
 
