@@ -22,15 +22,18 @@ TAGS = ("", "[rank3]:", "[rank0]: ", "12: ", "  [rank1]:", " 7: ", "\t[rank12345
 HEALTHY = "[rank{r}]: step {i} loss 1.2345 tokens/s 182133"
 
 
-def corpus_lines() -> list[tuple[str, str]]:
-    """(where, line) for every line of every corpus found, and the matcher tests' lines."""
-    lines = [(f"test_matcher line {k}", line) for k, line in enumerate([f for f, _ in FAILURES] + NEAR_MISSES)]
-    for corpus in CORPORA:
-        if not corpus.exists():
-            continue
-        for n, row in enumerate(json.loads(raw) for raw in corpus.read_text().splitlines() if raw.strip()):
-            lines += [(f"{corpus.name} excerpt {n} line {k}", line) for k, line in enumerate(row["text"].splitlines())]
-    return lines
+def corpus_lines(corpus: Path | None) -> list[tuple[str, str]]:
+    """(where, line) for every line of `corpus` if it is there, or of the matcher tests' lines."""
+    if corpus is None:
+        return [(f"test_matcher line {k}", line) for k, line in enumerate([f for f, _ in FAILURES] + NEAR_MISSES)]
+    if not corpus.exists():
+        return []
+    rows = (json.loads(raw) for raw in corpus.read_text().splitlines() if raw.strip())
+    return [
+        (f"{corpus.name} excerpt {n} line {k}", line)
+        for n, row in enumerate(rows)
+        for k, line in enumerate(row["text"].splitlines())
+    ]
 
 
 def whole(matcher: Matcher, monkeypatch: pytest.MonkeyPatch) -> Matcher:
@@ -70,8 +73,10 @@ def test_tag_tolerance_lets_a_tag_stand_after_each_anchor():
     assert not tolerant.search("[rank3]: Not Killed?")
 
 
-def test_scan_reads_each_tagged_line_as_failure_reads_it_untagged(matcher: Matcher):
-    for where, line in corpus_lines():
+# One case a corpus, so that the parallel runner spreads them.
+@pytest.mark.parametrize("corpus", [None, *CORPORA], ids=lambda c: "matcher tests" if c is None else c.name)
+def test_scan_reads_each_tagged_line_as_failure_reads_it_untagged(matcher: Matcher, corpus: Path | None):
+    for where, line in corpus_lines(corpus):
         for tag in TAGS:
             printed = tag + line
             hit = matcher.failure(untagged(printed))
