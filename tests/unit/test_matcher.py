@@ -503,6 +503,22 @@ FAILURES = [
         "UserWarning: TPU backend initialization is taking more than 60.0 seconds. Did you run your code on all TPU hosts?",
         "jax-tpu-backend-init",
     ),
+    # Round 17 (tests/unit/test_catalogue_round17.py has the rest of each stack).
+    (
+        "RuntimeError: MPS backend out of memory (MPS allocated: 17.50 GB, other allocations: 1.20 GB)",
+        "accelerator-oom",
+    ),
+    ("HIP_CHECK failed: hipErrorIllegalAddress at attention.hip:212", "hip-illegal-address"),
+    ("there is an aicore error exception, core id is 0, error code = 0x800000", "accelerator-kernel-fault"),
+    ("RuntimeError: No HIP GPUs are available", "rocm-device-unreachable"),
+    ("RuntimeError: XPU error: UR_RESULT_ERROR_DEVICE_LOST", "accelerator-device-lost"),
+    ("RuntimeError: HCCL function error: HcclAllreduce(...), error code is 7", "hccl-error"),
+    ("2024:01:01-10:00:00:(1234) |CCL_ERROR| atl_ofi.cpp:345 atl_ofi_comm_init: fi_getinfo error", "oneccl-error"),
+    ("Fatal error in PMPI_Allreduce: Other MPI error, error stack:", "mpi-call-failed"),
+    ("Fatal error in PMPI_Init: Other MPI error, error stack:", "mpi-init-failed"),
+    ("RuntimeError: Failed to connect to client mesh master: 10.0.0.1:8477", "xla-mesh-connect-failed"),
+    ("=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES", "mpi-rank-exit"),
+    ("RuntimeError: HIP error: invalid device function", "hip-build-mismatch"),
 ]
 
 # Lines that look close to a failure and are not one.
