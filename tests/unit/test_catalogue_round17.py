@@ -132,6 +132,59 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
     ),
     ("RuntimeError: XPU error: UR_RESULT_ERROR_DEVICE_LOST", C.GPU_HARDWARE, L.HARDWARE, "accelerator-device-lost"),
     ("hipMemcpy failed: hipErrorECCNotCorrectable", C.GPU_HARDWARE, L.HARDWARE, "accelerator-device-lost"),
+    # Ascend NPU memory, AMD's RAS, devices that cannot be opened.
+    (
+        "RuntimeError: npuSynchronizeDevice:torch_npu/csrc/core/npu/NPUStream.cpp:464 NPU function error: UCE "
+        "ERROR., error code is 507053",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "npu-memory-uncorrectable",
+    ),
+    (
+        "RuntimeError: synchronize:torch_npu/csrc/core/npu/NPUStream.cpp:467 NPU function error: HBM MULTI BIT ECC "
+        "ERROR.reason=[hbm Multi-bit ECC error] time us= 1733. time is 1733, error code is 507054",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "npu-memory-uncorrectable",
+    ),
+    (
+        "RuntimeError: c10_npu::acl::AclrtSynchronizeStreamWithTimeout(stream) NPU function error: "
+        "AclrtSynchronizeStreamWithTimeout, error code is 507054",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "npu-memory-uncorrectable",
+    ),
+    (
+        "amdgpu 0000:c1:00.0: amdgpu: uncorrectable hardware error(ERREVENT_ATHUB_INTERRUPT) detected!",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "amdgpu-ras-uncorrectable",
+    ),
+    (
+        "amdgpu 0000:0b:00.0: amdgpu: 2 uncorrectable hardware errors detected in umc block",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "amdgpu-ras-uncorrectable",
+    ),
+    (
+        "RuntimeError: synStatus=8 [Device already acquired] Device acquire failed.",
+        C.GPU_HARDWARE,
+        L.AMBIGUOUS,
+        "accelerator-init-failed",
+    ),
+    (
+        "RuntimeError: TPU initialization failed: open(/dev/accel0): Device or resource busy",
+        C.GPU_HARDWARE,
+        L.AMBIGUOUS,
+        "accelerator-init-failed",
+    ),
+    (
+        "tensorflow.python.framework.errors_impl.UnavailableError: Collective ops is aborted by: failed to connect "
+        "to all addresses",
+        C.COMM_ERROR,
+        L.AMBIGUOUS,
+        "tf-collective-aborted",
+    ),
     # HCCL's errors (its timeouts are round 16's), oneCCL's, MPI's.
     (
         "torch.distributed.DistBackendError: HCCL function error: HcclAllreduce(inputPtr, outputPtr, numel, "
@@ -211,6 +264,16 @@ def test_the_ranks_own_error_outranks_hydras_banner(catalogue, matcher):
     assert got.failure_class is C.GPU_OOM
 
 
+def test_tensorflow_names_the_cause_it_wraps(catalogue, matcher):
+    got = classify_text(
+        catalogue,
+        matcher,
+        "tensorflow.python.framework.errors_impl.InternalError: Collective ops is aborted by: Error invoking NCCL: "
+        "unhandled cuda error",
+    )
+    assert got.pattern != "tf-collective-aborted"
+
+
 def test_rocm_device_unreachable_implicates_the_node(catalogue, matcher):
     assert classify_text(catalogue, matcher, "RuntimeError: No HIP GPUs are available").node_implicated
 
@@ -234,6 +297,11 @@ BENIGN = [
     # JAX's fallback to the CPU, and PyTorch XPU's empty device count.
     "An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.",
     "UserWarning: XPU device count is zero! (Triggered internally at ../c10/xpu/XPUFunctions.cpp:115.)",
+    # AMD's RAS query with nothing to report; Habana's debug line before it tries the next device type;
+    # a script's own message before it falls back.
+    "amdgpu 0000:0b:00.0: amdgpu: 0 uncorrectable hardware errors detected in umc block",
+    "Device acquire failed for device_type: 5",
+    "INFO:root:TPU initialization failed, falling back to GPU/CPU",
     # Triton's autotuner skipping a configuration that needs more shared memory (round 15 declined it).
     "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 262144, Hardware limit: 232448. "
     "Reducing block sizes or `num_stages` may help.",

@@ -519,6 +519,13 @@ FAILURES = [
     ("RuntimeError: Failed to connect to client mesh master: 10.0.0.1:8477", "xla-mesh-connect-failed"),
     ("=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES", "mpi-rank-exit"),
     ("RuntimeError: HIP error: invalid device function", "hip-build-mismatch"),
+    ("NPU function error: UCE ERROR., error code is 507053", "npu-memory-uncorrectable"),
+    (
+        "amdgpu 0000:c1:00.0: amdgpu: uncorrectable hardware error(ERREVENT_ATHUB_INTERRUPT) detected!",
+        "amdgpu-ras-uncorrectable",
+    ),
+    ("RuntimeError: synStatus=8 [Device already acquired] Device acquire failed.", "accelerator-init-failed"),
+    ("UnavailableError: Collective ops is aborted by: failed to connect to all addresses", "tf-collective-aborted"),
 ]
 
 # Lines that look close to a failure and are not one.
