@@ -71,6 +71,12 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "accelerator-oom",
     ),
+    (
+        "RuntimeError: level_zero backend failed with error: 70000002 (UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)",
+        C.GPU_OOM,
+        L.APPLICATION,
+        "accelerator-oom",
+    ),
     # Kernel faults: the program's, or undecided.
     (
         "HIP_CHECK failed: hipErrorIllegalAddress at attention.hip:212",
@@ -252,6 +258,13 @@ def test_mindspore_cpu_allocator_is_not_the_device(catalogue, matcher):
         catalogue, matcher, "RuntimeError: Memory isn't enough and alloc failed, kernel name: Add-op1, alloc size: 64B."
     )
     assert got.pattern != "accelerator-oom"
+
+
+def test_sycls_generic_out_of_resources_is_not_an_oom(catalogue, matcher):
+    got = classify_text(
+        catalogue, matcher, "RuntimeError: Native API failed. Native API returns: -5 (PI_ERROR_OUT_OF_RESOURCES)"
+    )
+    assert got.failure_class is not C.GPU_OOM
 
 
 def test_the_ranks_own_error_outranks_hydras_banner(catalogue, matcher):
