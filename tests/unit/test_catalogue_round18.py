@@ -179,6 +179,62 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.HARDWARE,
         "cuda-unknown-error",
     ),
+    # NCCL's IB resiliency (net_ib/p2p_resiliency.cc), both wordings.
+    (
+        "gpu-7:1234:5678 [1] transport/net_ib/p2p_resiliency.cc:325 NCCL WARN NET/IB: "
+        "ncclIbResiliencyHandleDeviceFailure: Device 0 marked as failed. (send comm=0x7f03e8086000)",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "nccl-ib-device-failed",
+    ),
+    (
+        "NCCL WARN NET/IB: ncclIbResiliencyHandleDeviceFailure: Device 1 marked as failed. Initiating recovery? Yes "
+        "(recv comm=0x55d0, outstandingRecovery=0)",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "nccl-ib-device-failed",
+    ),
+    # NCCL v2.10-v2.13 socketProgressOpt, as torch's report repeats it after "Last error:".
+    (
+        "node2: Last error:\nnode2: Net : Call to recv from 10.0.0.2<56843> failed : Connection refused",
+        C.COMM_ERROR,
+        L.INFRASTRUCTURE_NETWORK,
+        "nccl-socket-recv-failed",
+    ),
+    (
+        "gpu-3:1234:5678 [0] NCCL WARN Net : Call to recv from 10.0.0.2<43120> failed : Connection reset by peer",
+        C.COMM_ERROR,
+        L.INFRASTRUCTURE_NETWORK,
+        "nccl-socket-recv-failed",
+    ),
+    # nv.c nvidia_init_module: no GPU probed, or another driver holding them.
+    (
+        "[188497.595099] NVRM: No NVIDIA graphics adapter probed!",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "nvidia-driver-unreachable",
+    ),
+    (
+        "[188549.976351] NVRM: The NVIDIA probe routine was not called for 3 device(s).",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "nvidia-driver-unreachable",
+    ),
+    # TensorFlow's TF_CHECK_OK on a kernel launch, TF 1.x / 2.x status names.
+    (
+        "Non-OK-status: GpuLaunchKernel(FillPhiloxRandomKernelLaunch<Distribution>, num_blocks, block_size, 0, "
+        "d.stream(), gen, data, size, dist) status: Internal: out of memory",
+        C.GPU_OOM,
+        L.APPLICATION,
+        "cuda-oom",
+    ),
+    (
+        "F tensorflow/core/kernels/segment_reduction_ops_gpu.cu.cc:123] Non-OK-status: GpuLaunchKernel(SortedSegmentKernel"
+        "<T, Index>, config.block_count, config.thread_per_block, 0, d.stream()) status: INTERNAL: out of memory",
+        C.GPU_OOM,
+        L.APPLICATION,
+        "cuda-oom",
+    ),
 ]
 
 
@@ -239,6 +295,10 @@ BENIGN = [
     # HTCondor's request, and MPICH's normal end.
     "request_memory = 16384",
     "MPI_Finalize() called on all ranks",
+    # NCCL's INFO on a NIC it skipped, TensorFlow's check on another status, the NVIDIA module loading.
+    "NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB ib0:10.0.0.1<0>",
+    "Non-OK-status: GpuLaunchKernel(Kernel, 1, 1, 0, d.stream()) status: INVALID_ARGUMENT: invalid configuration argument",
+    "[    5.123456] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023",
     # MindSpore's allocator statistics.
     "[INFO] PRE_ACT(1234,python):2024-01-01-10:00:00.000.000 [mem_dynamic_allocator.cc:100] Malloc for kernel output "
     "size: 1024",

@@ -535,6 +535,10 @@ FAILURES = [
         "All 10 retry attempts failed. The last failure: Unavailable: HTTP response code 503",
         "tf-filesystem-retries-exhausted",
     ),
+    (
+        "NCCL WARN NET/IB: ncclIbResiliencyHandleDeviceFailure: Device 0 marked as failed. (send comm=0x1)",
+        "nccl-ib-device-failed",
+    ),
 ]
 
 # Lines that look close to a failure and are not one.
