@@ -235,6 +235,27 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "cuda-oom",
     ),
+    # gloo's transports: GLOO_ERROR_MSG("Read timeout ", peer) with its [file:line] prefix.
+    (
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Read timeout [10.0.0.2]:41243",
+        C.COMM_TIMEOUT,
+        L.AMBIGUOUS,
+        "collective-recv-timeout",
+    ),
+    (
+        "UNKNOWN: Gloo ReduceScatter failed: [external/gloo/gloo/transport/tcp/buffer.cc:72] Read timeout [::1]:38624",
+        C.COMM_TIMEOUT,
+        L.AMBIGUOUS,
+        "collective-recv-timeout",
+    ),
+    # XLA's argument check (CheckCompatibleShapes).
+    (
+        "E pjrt_stream_executor_client.cc:2410] Execution of replica 0 failed: INVALID_ARGUMENT: Executable expected "
+        "shape f32[512,32,1024]{2,1,0} for argument 0 but got incompatible shape f32[512,256,1024]{2,1,0}",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "tensor-shape-mismatch",
+    ),
 ]
 
 
@@ -280,6 +301,16 @@ def test_cuda_unknown_error_implicates_the_node(catalogue, matcher):
         "variable CUDA_VISIBLE_DEVICES after program start. Setting the available devices to be zero.",
     )
     assert got.node_implicated
+
+
+def test_a_closed_connection_outranks_gloos_read_timeout(catalogue, matcher):
+    got = classify_text(
+        catalogue,
+        matcher,
+        "process 0: [gloo/transport/tcp/buffer.cc:72] Read timeout [::1]:38624\n"
+        "process 1: [gloo/transport/tcp/pair.cc:547] Connection closed by peer [::1]:2475",
+    )
+    assert got.failure_class is C.COMM_ERROR
 
 
 BENIGN = [
