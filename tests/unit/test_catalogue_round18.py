@@ -215,6 +215,12 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "nvidia-driver-unreachable",
     ),
     (
+        "[    4.000001] NVRM: No NVIDIA graphics adapter found!",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "nvidia-driver-unreachable",
+    ),
+    (
         "[188549.976351] NVRM: The NVIDIA probe routine was not called for 3 device(s).",
         C.GPU_HARDWARE,
         L.SYSTEM_SOFTWARE,
