@@ -526,6 +526,19 @@ FAILURES = [
     ),
     ("RuntimeError: synStatus=8 [Device already acquired] Device acquire failed.", "accelerator-init-failed"),
     ("UnavailableError: Collective ops is aborted by: failed to connect to all addresses", "tf-collective-aborted"),
+    # Round 18 (tests/unit/test_catalogue_round18.py has each family's siblings).
+    ("RPC ran for more than set timeout (60000 ms) and will now be marked with an error", "torch-rpc-timeout"),
+    ("BaseCollectiveExecutor::StartAbort DEADLINE_EXCEEDED: Deadline Exceeded", "tf-collective-deadline"),
+    ("application called MPI_Abort(MPI_COMM_WORLD, 1) - process 0", "mpi-application-abort"),
+    ("cuBLAS Error: the requested functionality is not supported", "cublas-status-unsupported"),
+    (
+        "All 10 retry attempts failed. The last failure: Unavailable: HTTP response code 503",
+        "tf-filesystem-retries-exhausted",
+    ),
+    (
+        "NCCL WARN NET/IB: ncclIbResiliencyHandleDeviceFailure: Device 0 marked as failed. (send comm=0x1)",
+        "nccl-ib-device-failed",
+    ),
 ]
 
 # Lines that look close to a failure and are not one.
