@@ -22,6 +22,13 @@ from respawn.scheduler.transport import LocalTransport
 from respawn.wire.incident import incident_id
 
 
+def sbatch(lab: Lab, *args: str) -> int:
+    """Submit a job to the lab's Slurm, its output where the detector reads it; its id."""
+    argv = ["sbatch", "--parsable", f"--output={lab.out_dir}/slurm-%j.out", *args]
+    result = subprocess.run(argv, env=lab.env(), capture_output=True, text=True, timeout=30, check=True)
+    return int(result.stdout.strip().split(";")[0])
+
+
 @contextmanager
 def respawn_running(
     lab: Lab,

@@ -13,7 +13,7 @@ from respawn.sandbox.polling import until
 from respawn.services import build_services
 from respawn.wire.evidence import LineSource
 from respawn.wire.incident import DetectionKind, GatherRequest
-from tests.integration.test_scheduler import sbatch
+from tests.recovery_stack import sbatch
 
 ACTION = '{"respawn":{"environment":"demo","mode":"action"}}'
 FAILURE = "[rank1]: RuntimeError: CUDA error: an illegal memory access was encountered"

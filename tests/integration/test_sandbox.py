@@ -6,7 +6,6 @@ The last test takes the stack down and brings it back, so it stays last.
 import asyncio
 import os
 import sqlite3
-import subprocess
 import time
 from typing import TypeVar
 
@@ -16,15 +15,10 @@ from respawn.sandbox import Lab, down, kill_node, procs, reset, start_node, stat
 from respawn.sandbox.polling import until
 from respawn.scheduler.slurm import JobInfo, Slurm
 from respawn.scheduler.transport import LocalTransport
+from tests.recovery_stack import sbatch
 
 T = TypeVar("T")
 FINAL = {"COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL", "TIMEOUT", "OUT_OF_MEMORY"}
-
-
-def sbatch(lab: Lab, *args: str) -> int:
-    argv = ["sbatch", "--parsable", f"--output={lab.out_dir}/slurm-%j.out", *args]
-    result = subprocess.run(argv, env=lab.env(), capture_output=True, text=True, timeout=30, check=True)
-    return int(result.stdout.strip().split(";")[0])
 
 
 @pytest.fixture

@@ -24,6 +24,7 @@ from respawn.scheduler.errors import (
 )
 from respawn.scheduler.slurm import JobInfo, Slurm
 from respawn.scheduler.transport import CommandResult, LocalTransport, SshTransport, Transport
+from tests.recovery_stack import sbatch
 
 T = TypeVar("T")
 HOSTILE = """{"a": "b c"}; $(touch /tmp/pwned) `id` 'q' "dq" x=y"""
@@ -61,12 +62,6 @@ async def transport(request: pytest.FixtureRequest, sandbox: Lab) -> AsyncIterat
 @pytest.fixture
 def slurm(transport: Recording) -> Slurm:
     return Slurm(transport)
-
-
-def sbatch(lab: Lab, *args: str) -> int:
-    argv = ["sbatch", "--parsable", f"--output={lab.out_dir}/slurm-%j.out", *args]
-    result = subprocess.run(argv, env=lab.env(), capture_output=True, text=True, timeout=30, check=True)
-    return int(result.stdout.strip().split(";")[0])
 
 
 def job_in(slurm: Slurm, job_id: int, state: str, reason: str | None = None) -> Callable[[], Awaitable[JobInfo | None]]:
