@@ -85,11 +85,12 @@ async def _serve(args: argparse.Namespace) -> None:
     # The event loop's thread (a run's sandbox is made there) and the one workflow thread.
     loop_profiler, task_profiler = (cProfile.Profile(), cProfile.Profile()) if profile else (None, None)
     executor = ThreadPoolExecutor(max_workers=1) if profile else None
+    fakes = _activities(Fakes([XID], RESTART), args.lines)
     worker = Worker(
         client,
         task_queue=queue,
         workflows=[IncidentWorkflow],
-        activities=(_local if args.workflow_only else list)(_activities(Fakes([XID], RESTART), args.lines)),
+        activities=_local(fakes) if args.workflow_only else fakes,
         no_remote_activities=args.workflow_only,
         workflow_runner=_runner(runner),
         max_cached_workflows=0 if args.no_cache else 1000,
