@@ -90,6 +90,11 @@ def preparable(command: list[str]) -> bool:
 
 def supervise(child: Callable[[], None]) -> None:
     """Run `child` in a forked process and end as it ended."""
+    # Blocked across the fork as well: one sent before the task has its dispositions back
+    # stays pending for it (blocked, it is kept though ignored) instead of being lost to the
+    # inherited SIG_IGN. Each child unblocks them when it is ready: `_exec` before the exec,
+    # a prepared task at the go.
+    signal.pthread_sigmask(signal.SIG_BLOCK, _DELIVERED)
     for sig in _DELIVERED:
         signal.signal(sig, signal.SIG_IGN)  # before the fork: no moment where the wrapper dies of one
     pid = os.fork()
@@ -124,6 +129,7 @@ def _exec(argv: list[str]) -> None:
         # A step started cold after a replacement is ranked as a prepared one would be (srun
         # ranks by Slurm's node order, the plan puts a spare in the replaced node's place).
         _take_rank(plan)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _DELIVERED)  # a signal held since the fork ends the task here
     try:
         os.execvp(argv[0], argv)
     except OSError as exc:
