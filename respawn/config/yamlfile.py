@@ -12,6 +12,11 @@ import yaml
 from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, Node
 
+try:  # libyaml's parser (PyYAML's wheels and Debian's package have it): several times faster, the same marks
+    from yaml import CSafeLoader as _SafeLoader
+except ImportError:  # a PyYAML built without libyaml
+    from yaml import SafeLoader as _SafeLoader  # type: ignore[assignment]
+
 _MERGE = "tag:yaml.org,2002:merge"
 
 
@@ -27,7 +32,7 @@ class DuplicateKeyError(ConstructorError):
         return f"line {self.line}: duplicate key '{self.key}'"
 
 
-class StrictLoader(yaml.SafeLoader):
+class StrictLoader(_SafeLoader):
     """SafeLoader whose mappings refuse a key given twice (merge keys `<<` may still be overridden)."""
 
     def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
