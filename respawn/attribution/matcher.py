@@ -17,6 +17,7 @@ RE2 runs in time linear in the line, whatever the patterns and the input: a
 user printing a 100 KB line cannot stall detection.
 """
 
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -92,13 +93,23 @@ class _Rule:
         )
 
 
+@functools.lru_cache(maxsize=4096)
+def _compiled(regex: str) -> re2._Regexp:
+    return re2.compile(regex, options=quiet_options())
+
+
 def _xid(groups: Mapping[str, str]) -> int | None:
     # Bounded before int(): a hostile line may carry a 100 KB run of digits.
     xid = groups.get("xid", "")
     return int(xid) if xid.isdigit() and len(xid) <= 9 else None
 
 
-def _search_set(regexes: Sequence[str]) -> re2.Set | None:
+# Compiled once per process and reused by every matcher built over the same patterns (a
+# configuration reload, the what-if command's two catalogues, the tests' services): compiling
+# the three sets and their patterns is most of the cost of a matcher. RE2 objects are immutable
+# once compiled and safe to share between threads.
+@functools.lru_cache(maxsize=8)
+def _search_set(regexes: tuple[str, ...]) -> re2.Set | None:
     if not regexes:
         return None
     options = quiet_options()
@@ -112,6 +123,7 @@ def _search_set(regexes: Sequence[str]) -> re2.Set | None:
     return found
 
 
+@functools.lru_cache(maxsize=4096)
 def _tag_tolerant(regex: str) -> str:
     """`regex` with a rank tag allowed after each `^` that anchors it (not one that
     negates a character class, nor an escaped one): where `regex` matches a line
@@ -157,7 +169,7 @@ class _RuleSet:
     def __init__(self, rules: Sequence[_Rule]) -> None:
         # sorted() is stable: equal priorities keep catalogue order.
         self.rules = sorted(rules, key=lambda r: -r.priority)
-        self._set = _search_set([r.regex for r in self.rules])
+        self._set = _search_set(tuple(r.regex for r in self.rules))
 
     def candidates(self, line: str) -> list[int]:
         """Indices of the rules whose regex occurs in `line`, best first."""
@@ -185,7 +197,7 @@ class Matcher:
         # newlines, a superset of the failure rules that match one of them untagged;
         # and last, whether the block holds another line break.
         tolerant = [_tag_tolerant(r.regex) for r in self._failures.rules]
-        self._blocks = _search_set([*tolerant, _OTHER_BREAKS]) if tolerant else None
+        self._blocks = _search_set((*tolerant, _OTHER_BREAKS)) if tolerant else None
         self._other_break = len(tolerant)
 
     @classmethod
@@ -202,7 +214,7 @@ class Matcher:
                         recoverable_by_restart=p.recoverable(book.recoverable_by_restart),
                         priority=p.priority if p.priority is not None else book.priority,
                         regex=p.regex,
-                        compiled=re2.compile(p.regex, options=quiet_options()),
+                        compiled=_compiled(p.regex),
                         xid_codes=frozenset(p.xid_codes) if p.xid_codes is not None else None,
                         onset=p.onset or book.onset,
                     )
