@@ -121,6 +121,36 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.HARDWARE,
         "pcie-degraded",
     ),
+    # libfabric's EFA provider, before v1.19 and with the peer's address since.
+    (
+        "libfabric:20311:1700000000::efa:cq:efa_rdm_rxe_handle_error():531<warn> err: 112, message: "
+        "Unreachable remote (112)",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-transport-retry",
+    ),
+    (
+        "libfabric:7001:1700000001::efa:cq:efa_rdm_txe_handle_error():740<warn> err: 5, message: Invalid address "
+        "My EFA addr: fi_addr_efa://[fe80::1:2ff:fe3:4]:0:11 My host id: i-0aaa Peer EFA addr: "
+        "fi_addr_efa://[fe80::5:6ff:fe7:8]:0:22 Peer host id: i-0bbb (7)",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-transport-retry",
+    ),
+    # Grid Engine's execd reason, in the abort mail and in qacct.
+    (
+        "Job 812 Aborted\n Exit Status      = 137\n Signal           = KILL\nfailed execd enforced h_vmem limit "
+        "because:\njob 812.1 died through signal KILL (9).",
+        C.HOST_OOM,
+        L.APPLICATION,
+        "slurm-memory-limit",
+    ),
+    (
+        "failed       100 : execd enforced h_rss limit",
+        C.HOST_OOM,
+        L.APPLICATION,
+        "slurm-memory-limit",
+    ),
     # Horovod's SHUT_DOWN_ERROR broken inside its first words by a log wrapper.
     (
         "W op_kernel.cc:1] OP_REQUIRES failed at mpi_ops.cc:300 : Unknown: Horovod has b\n"
@@ -193,6 +223,19 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         C.APP_ERROR,
         L.APPLICATION,
         "collective-mismatch",
+    ),
+    # FSDP's optimizer-state gather, bare and under a rank tag.
+    (
+        "Rank 3 has different values for step: 1200.0. Other ranks: 1184.0",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "fsdp-optim-state-mismatch",
+    ),
+    (
+        "[rank0]: Rank 0 has different values for step: tensor(40.). Other ranks: tensor(39.)",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "fsdp-optim-state-mismatch",
     ),
     # MXNet's storage manager, first try and retry.
     (
@@ -426,6 +469,9 @@ BENIGN = [
     "warning: failed to enable p2p on gpu #1: peer access is not supported between these two devices",
     "n1:1:2 [0] NCCL INFO P2P is disabled between connected GPUs 1 and 0. You can repress this message with "
     "NCCL_IGNORE_DISABLED_P2P=1.",
+    # libfabric's EFA provider at INFO, and a Grid Engine limit requested.
+    "libfabric:7001:1700000001::efa:core:efa_device_construct():120<info> device 0 is rdmap0s6",
+    "#$ -l h_vmem=16G",
     # The habanalabs driver's success, MXNet's storage manager chosen, the c10d barrier passed.
     "habanalabs 0000:b3:00.0: Successfully added device 0000:b3:00.0 to habanalabs driver",
     "[10:00:00] src/storage/storage.cc:199: Using Pooled (Naive) StorageManager for GPU",

@@ -540,6 +540,7 @@ FAILURES = [
         "nccl-ib-device-failed",
     ),
     # Round 19.
+    ("Rank 1 has different values for step: 20.0. Other ranks: 19.0", "fsdp-optim-state-mismatch"),
     ("OSError: [Errno 16] Device or resource busy: '/scratch/mlruns/0/metrics/loss'", "path-busy"),
     (
         "[ 812.5] amdgpu 0000:c1:00.0: amdgpu: [gfxhub0] retry page fault (src_id:0 ring:0 vmid:3 pasid:32771)",
