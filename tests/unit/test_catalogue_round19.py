@@ -64,6 +64,27 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "amdgpu-kernel-fault",
     ),
+    # SYCL's runtime_error under its abort, and the build without the device's target.
+    (
+        "terminate called after throwing an instance of 'sycl::_V1::runtime_error'\n"
+        "  what():  Native API failed. Native API returns: -997 (Command failed to enqueue/execute) -997 (Command "
+        "failed to enqueue/execute)\nAborted (core dumped)",
+        C.GPU_FAULT,
+        L.AMBIGUOUS,
+        "sycl-native-api-failed",
+    ),
+    (
+        "RuntimeError: Native API failed. Native API returns: 29 (UR_RESULT_ERROR_INVALID_KERNEL_NAME)",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "sycl-binary-mismatch",
+    ),
+    (
+        "  what():  Native API failed. Native API returns: -42 (PI_ERROR_INVALID_BINARY) -42 (PI_ERROR_INVALID_BINARY)",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "sycl-binary-mismatch",
+    ),
     # cudaErrorDevicesUnavailable in CUDA 9+'s words, through THC and a project's own check.
     (
         "THCudaCheck FAIL file=/src/aten/src/THC/THCGeneral.cpp line=51 error=46 : all CUDA-capable devices are "
@@ -397,6 +418,15 @@ def test_busy_or_unavailable_is_not_a_kernel_fault(catalogue, matcher):
         "THCudaCheck FAIL file=/src/THCStream.cpp line=40 error=46 : all CUDA-capable devices are busy or unavailable",
     )
     assert got.failure_class is C.GPU_HARDWARE and got.pattern != "cuda-error-other"
+
+
+def test_sycl_device_oom_stays_gpu_oom(catalogue, matcher):
+    got = classify_text(
+        catalogue,
+        matcher,
+        "RuntimeError: Native API failed. Native API returns: 39 (UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)",
+    )
+    assert got.failure_class is C.GPU_OOM
 
 
 def test_nvlink_p2p_disabled_implicates_the_node(catalogue, matcher):

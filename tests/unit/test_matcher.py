@@ -540,6 +540,8 @@ FAILURES = [
         "nccl-ib-device-failed",
     ),
     # Round 19.
+    ("what():  Native API failed. Native API returns: -999 (Unknown PI error)", "sycl-native-api-failed"),
+    ("Native API failed. Native API returns: -42 (PI_ERROR_INVALID_BINARY)", "sycl-binary-mismatch"),
     ("Rank 1 has different values for step: 20.0. Other ranks: 19.0", "fsdp-optim-state-mismatch"),
     ("OSError: [Errno 16] Device or resource busy: '/scratch/mlruns/0/metrics/loss'", "path-busy"),
     (
