@@ -374,6 +374,20 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "python-script-not-found",
     ),
+    # srun's task-finish report of a task's own exit, with --kill-on-bad-exit's echo after it.
+    (
+        "srun: error: gpu-a-03: task 0: Exited with exit code 1\nsrun: Terminating StepId=812.0\n"
+        "srun: error: gpu-a-04: tasks 1-3: Terminated",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "launcher-child-exited",
+    ),
+    (
+        "srun: error: c7: tasks 0-7: Exited with exit code 2",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "launcher-child-exited",
+    ),
     # A shell's "Killed" glued to a tqdm bar's line.
     (
         "Loading checkpoint shards:  40%|████      | 2/5 [00:03<00:04,  1.51s/it]Killed",
@@ -427,6 +441,11 @@ def test_sycl_device_oom_stays_gpu_oom(catalogue, matcher):
         "RuntimeError: Native API failed. Native API returns: 39 (UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)",
     )
     assert got.failure_class is C.GPU_OOM
+
+
+def test_a_task_exit_by_sigkill_stays_the_kill(catalogue, matcher):
+    got = classify_text(catalogue, matcher, "srun: error: c7: task 3: Exited with exit code 137")
+    assert got.pattern == "killed"
 
 
 def test_nvlink_p2p_disabled_implicates_the_node(catalogue, matcher):
