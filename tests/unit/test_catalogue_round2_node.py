@@ -123,9 +123,9 @@ FAMILIES = [
         "gpu1:7:9 [0] graph/paths.cc:303 NCCL WARN P2P is disabled between NVLINK connected GPUs 1 and 0. This should "
         "not be the case given their connectivity, and is probably due to a hardware issue. If you still want to "
         "proceed, you can set NCCL_IGNORE_DISABLED_P2P=1.",
-        "nccl-setup-refused",
-        C.COMM_ERROR,
-        L.SYSTEM_SOFTWARE,
+        "nvlink-p2p-disabled",
+        C.INTERCONNECT,
+        L.HARDWARE,
         Onset.SUSPECTED,
     ),
     (

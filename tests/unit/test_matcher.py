@@ -126,7 +126,7 @@ FAILURES = [
     (
         "gpu1:7:9 [0] graph/paths.cc:303 NCCL WARN P2P is disabled between NVLINK connected GPUs 1 and 0. This "
         "should not be the case given their connectivity, and is probably due to a hardware issue.",
-        "nccl-setup-refused",
+        "nvlink-p2p-disabled",
     ),
     ("ncclInvalidUsage: This usually reflects invalid usage of NCCL library.", "nccl-invalid-usage"),
     (
@@ -539,6 +539,44 @@ FAILURES = [
         "NCCL WARN NET/IB: ncclIbResiliencyHandleDeviceFailure: Device 0 marked as failed. (send comm=0x1)",
         "nccl-ib-device-failed",
     ),
+    # Round 19.
+    ("what():  Native API failed. Native API returns: -999 (Unknown PI error)", "sycl-native-api-failed"),
+    ("Native API failed. Native API returns: -42 (PI_ERROR_INVALID_BINARY)", "sycl-binary-mismatch"),
+    ("Rank 1 has different values for step: 20.0. Other ranks: 19.0", "fsdp-optim-state-mismatch"),
+    ("OSError: [Errno 16] Device or resource busy: '/scratch/mlruns/0/metrics/loss'", "path-busy"),
+    (
+        "[ 812.5] amdgpu 0000:c1:00.0: amdgpu: [gfxhub0] retry page fault (src_id:0 ring:0 vmid:3 pasid:32771)",
+        "amdgpu-kernel-fault",
+    ),
+    (
+        "RuntimeError: Detected mismatch between collectives on ranks. Rank 2 is running collective: X, but Rank 0 "
+        "is running collective: Y.",
+        "collective-mismatch",
+    ),
+    (
+        "E0101 10:00:00.1 7 grpc_client.cc:236] proc param error:name:[w_0] ep:[10.0.0.3:6170] grpc error:Deadline "
+        "Exceeded",
+        "paddle-rpc-deadline",
+    ),
+    ("run.sh: line 12: torchrun: command not found", "launcher-not-found"),
+    (
+        "/opt/env/bin/python3: can't open file '/work/trian.py': [Errno 2] No such file or directory",
+        "python-script-not-found",
+    ),
+    (
+        "0.031s: job.exception type=exec severity=0 task 0: start failed: python: No such file or directory",
+        "flux-job-exec-failed",
+    ),
+    ("3600.012s: job.exception type=timeout severity=0 resource allocation expired", "flux-job-limit"),
+    ("node7:rank3: Assertion failure at psm3/ptl_am/ptl.c:211: nbytes == req->req_data.recv_msglen", "psm-assertion"),
+    (
+        "habanalabs 0000:b3:00.0: Failed to initialize hl4. Device 0000:b3:00.0 is NOT usable !",
+        "habana-device-unusable",
+    ),
+    (
+        "gpu1:7:9 [0] transport.cc:175 NCCL WARN No transport found for rank 0[1000] -> rank 9[2000]",
+        "nccl-setup-refused",
+    ),
 ]
 
 # Lines that look close to a failure and are not one.
@@ -635,6 +673,11 @@ VETOED = [
     ),
     # Round 16: NCCL's IB device probe, which skips a device it cannot open.
     ("gpu-7:80744:80744 [1] misc/ibvwrap.cc:212 NCCL WARN Call to ibv_open_device failed", "nccl-ib-device-probe"),
+    # Round 19: a program's own warning that it goes on without peer access.
+    (
+        "warning: failed to enable p2p on gpu #2: peer access is not supported between these two devices",
+        "p2p-unavailable-warning",
+    ),
 ]
 
 
