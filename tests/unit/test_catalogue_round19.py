@@ -24,6 +24,26 @@ L = CauseLayer
 
 # (excerpt, class, layer, pattern)
 DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
+    # kubelet's eviction manager: admission refused on the condition, the condition set, its event.
+    (
+        "Warning  Evicted  2m  kubelet  The node had condition: [MemoryPressure]. ",
+        C.HOST_OOM,
+        L.APPLICATION,
+        "evicted-for-memory",
+    ),
+    (
+        "  MemoryPressure   True    Mon, 01 Jan 2024 10:00:00 +0000   KubeletHasInsufficientMemory   kubelet has "
+        "insufficient memory available",
+        C.HOST_OOM,
+        L.APPLICATION,
+        "evicted-for-memory",
+    ),
+    (
+        "  Normal  NodeHasInsufficientMemory  5m  kubelet  Node gpu-b-07 status is now: NodeHasInsufficientMemory",
+        C.HOST_OOM,
+        L.APPLICATION,
+        "evicted-for-memory",
+    ),
     # amdgpu gmc_v9_0.c (hub and retry), gmc_v10_0.c, and the pre-5.x form with the process.
     (
         "[ 1203.440112] amdgpu 0000:83:00.0: amdgpu: [gfxhub0] no-retry page fault (src_id:0 ring:24 vmid:5 "
@@ -505,6 +525,10 @@ BENIGN = [
     "  DiskPressure     False   Mon, 01 Jan 2024 10:00:00 +0000   KubeletHasNoDiskPressure     kubelet has no disk "
     "pressure",
     "4243|trainer|COMPLETED|00:41:09|gpu-b-07",
+    # The memory condition listed healthy, and kubelet's event for it.
+    "  MemoryPressure   False   Mon, 01 Jan 2024 10:00:00 +0000   KubeletHasSufficientMemory   kubelet has "
+    "sufficient memory available",
+    "  Normal  NodeHasSufficientMemory  5m  kubelet  Node gpu-b-07 status is now: NodeHasSufficientMemory",
     # A missing helper in a prologue; a non-fatal Flux exception; a healthy SkyPilot controller.
     "/var/spool/slurmd/job4411/slurm_script: line 3: module: command not found",
     "5.002s: job.exception type=test severity=1 this is only a test",
