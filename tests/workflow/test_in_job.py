@@ -3,7 +3,6 @@ job's launcher, in the allocation, and the requeue when that is not done. The sc
 activities of tests/workflow/test_incident_workflow.py, with the launcher's answer."""
 
 import uuid
-from datetime import timedelta
 
 from temporalio import activity
 from temporalio.worker import Worker
@@ -18,7 +17,6 @@ from respawn.detection.interruption import Interruption, Verdict
 from respawn.wire.incident import (
     DetectionKind,
     FollowRequest,
-    IncidentResult,
     Phase,
     Relaunched,
     RelaunchRequest,
@@ -27,7 +25,7 @@ from respawn.wire.incident import (
 )
 from respawn.wire.launcher import LauncherView, StepState
 from respawn.workflows.incident import IncidentWorkflow
-from tests.workflow.test_incident_workflow import XID, Fakes, run_incident
+from tests.workflow.test_incident_workflow import XID, Fakes, incident_result, run_incident
 from tests.workflow.test_interruption import _detection
 
 REPLACE = Decision(
@@ -182,7 +180,7 @@ async def test_a_crash_after_an_in_job_relaunch_opens_the_attempts_next_incident
     ):
         delivered = await signal_detection(env.client, config, enrolment, _detection(log_offset=40))
         assert delivered is not None and delivered.incident_id == first
-        closed = await env.client.get_workflow_handle(first, result_type=IncidentResult).result()
+        closed = await incident_result(env, first)
         assert closed.relaunched and closed.phase is Phase.RESUMED
 
         # The relaunched step fails too, in the same attempt: the attempt's next incident,
@@ -191,8 +189,6 @@ async def test_a_crash_after_an_in_job_relaunch_opens_the_attempts_next_incident
         delivered = await signal_detection(env.client, config, enrolment, again)
         assert delivered is not None and delivered.seq == 1 and delivered.incident_id == f"{first}.1"
         assert delivered.log_offset == 150
-        second = await env.client.get_workflow_handle(delivered.incident_id, result_type=IncidentResult).result(
-            rpc_timeout=timedelta(seconds=30)
-        )
+        second = await incident_result(env, delivered.incident_id)
         assert second.relaunched
     assert fakes.calls.count("relaunch_step") == 2

@@ -9,6 +9,7 @@ import pytest
 from temporalio import activity
 from temporalio.client import WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
+from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from respawn.attribution.runbook import Action
@@ -296,6 +297,15 @@ async def test_job_cancelled_by_its_owner_mid_incident_closes_it_and_does_nothin
     assert result.phase is Phase.CLOSED and "CANCELLED" in result.reason
     assert "exclude_nodes" not in fakes.calls and "release_job" not in fakes.calls
     assert fakes.calls[-1] == "record:incident_closed"
+
+
+async def incident_result(env: WorkflowEnvironment, incident_id: str) -> IncidentResult:
+    """The result of an incident the detector started (signal-with-start). Only a handle the test
+    client started unlocks the time-skipping server while its result is awaited; unlocked here, the
+    incident's timers (settle, confirmation window) pass at once instead of in real time."""
+    async with env.time_skipping_unlocked():
+        handle = env.client.get_workflow_handle(incident_id, result_type=IncidentResult)
+        return await handle.result(rpc_timeout=timedelta(seconds=30))
 
 
 async def wait_phase(handle, phase: Phase, timeout: float = 30.0) -> None:

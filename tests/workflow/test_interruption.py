@@ -3,7 +3,7 @@ judgement, the incident workflow's wait for confirmation on the time-skipping
 server, and the detector handing an attempt on to its next incident."""
 
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from temporalio.worker import Worker
 
@@ -13,9 +13,9 @@ from respawn.decision.decide import Decision
 from respawn.detection.detector import signal_detection
 from respawn.detection.enrolment import Enrolment
 from respawn.detection.interruption import Interruption, Verdict, judge
-from respawn.wire.incident import Detection, DetectionKind, IncidentResult, Phase, incident_id
+from respawn.wire.incident import Detection, DetectionKind, Phase, incident_id
 from respawn.workflows.incident import IncidentWorkflow
-from tests.workflow.test_incident_workflow import RESTART, XID, Fakes, run_incident
+from tests.workflow.test_incident_workflow import RESTART, XID, Fakes, incident_result, run_incident
 
 SUSPECTED = Interruption(verdict=Verdict.SUSPECTED, why="failure-like output while the attempt is RUNNING")
 ENDED = Interruption(verdict=Verdict.CONFIRMED, why="the attempt ended FAILED", ended=True)
@@ -152,7 +152,7 @@ async def test_a_crash_after_a_not_interrupted_incident_opens_the_attempts_next_
     ):
         delivered = await signal_detection(env.client, config, enrolment, _detection(log_offset=40))
         assert delivered is not None and delivered.incident_id == first and delivered.seq == 0
-        closed = await env.client.get_workflow_handle(first, result_type=IncidentResult).result()
+        closed = await incident_result(env, first)
         assert closed.phase is Phase.NOT_INTERRUPTED
 
         # The same attempt crashes later: the closed incident hands on to the next one, which reads
@@ -161,9 +161,7 @@ async def test_a_crash_after_a_not_interrupted_incident_opens_the_attempts_next_
         delivered = await signal_detection(env.client, config, enrolment, crash)
         assert delivered is not None and delivered.seq == 1 and delivered.incident_id == f"{first}.1"
         assert delivered.log_offset == 100
-        second = await env.client.get_workflow_handle(delivered.incident_id, result_type=IncidentResult).result(
-            rpc_timeout=timedelta(seconds=30)
-        )
+        second = await incident_result(env, delivered.incident_id)
         assert second.phase is Phase.RESUMED
 
         # That interruption was handled: a late detection of it acts on nothing twice.
