@@ -105,10 +105,11 @@ def _xid(groups: Mapping[str, str]) -> int | None:
 
 
 # Compiled once per process and reused by every matcher built over the same patterns (a
-# configuration reload, the what-if command's two catalogues, the tests' services): compiling
-# the three sets and their patterns is most of the cost of a matcher. RE2 objects are immutable
-# once compiled and safe to share between threads.
-@functools.lru_cache(maxsize=8)
+# configuration reload, the what-if command's catalogues, the tests' services): compiling the
+# three sets and their patterns is most of the cost of a matcher. RE2 objects are immutable once
+# compiled and safe to share between threads. Three kept: one matcher's sets, so a process holds
+# no DFA memory (up to _SET_MEMORY a set) for a catalogue it has moved on from.
+@functools.lru_cache(maxsize=3)
 def _search_set(regexes: tuple[str, ...]) -> re2.Set | None:
     if not regexes:
         return None

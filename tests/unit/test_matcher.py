@@ -1,10 +1,12 @@
 import re
+import shutil
 import time
 
 import pytest
+import yaml
 
 from respawn.attribution.matcher import Matcher
-from respawn.attribution.runbook import Catalogue
+from respawn.attribution.runbook import DEFAULT_DIR, Catalogue
 from respawn.wire.taxonomy import FailureClass
 
 # (line, the pattern that must decide it). Written for these tests in the shapes
@@ -815,3 +817,18 @@ def test_regexes_lists_every_pattern(catalogue: Catalogue, matcher: Matcher):
     everything = sorted(p.regex for b in catalogue.runbooks.values() for p in b.patterns)
     assert sorted(matcher.regexes) == everything
     assert all(re.compile(r"\S").search(r) for r in matcher.regexes)
+
+
+def test_a_matcher_over_the_same_patterns_reuses_their_compiled_sets(catalogue: Catalogue, tmp_path):
+    first, again = Matcher.from_catalogue(catalogue), Matcher.from_catalogue(Catalogue.load())
+    assert again._failures._set is first._failures._set and again._blocks is first._blocks
+    assert again._failures.rules[0].compiled is first._failures.rules[0].compiled
+    # An edited catalogue gets sets of its own, and answers by its own patterns.
+    edited = tmp_path / "runbooks"
+    shutil.copytree(DEFAULT_DIR, edited)
+    book = yaml.safe_load((edited / "app_error.yaml").read_text())
+    book["patterns"].append({"id": "made-up", "regex": "zz-made-up-failure"})
+    (edited / "app_error.yaml").write_text(yaml.safe_dump(book, sort_keys=False))
+    other = Matcher.from_catalogue(Catalogue.load(edited))
+    assert other._failures._set is not first._failures._set
+    assert other.failure("zz-made-up-failure") is not None and first.failure("zz-made-up-failure") is None
