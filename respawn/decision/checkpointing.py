@@ -83,18 +83,6 @@ def ettr(
     return interval_s / (mtbf_s * math.exp(restart_s / mtbf_s) * math.expm1(exponent))
 
 
-def ettr_first_order(
-    interval_s: float | None, save_s: float | None, mtbf_s: float | None, restart_s: float | None = 0.0
-) -> float | None:
-    """1 − C/τ − ((τ + C)/2 + R)/M, floored at 0: the terms by name, for explaining the exact form."""
-    if not _positive(interval_s, save_s, mtbf_s):
-        return None
-    if restart_s is None or not math.isfinite(restart_s) or restart_s < 0:
-        return None
-    assert interval_s is not None and save_s is not None and mtbf_s is not None
-    return max(0.0, 1 - save_s / interval_s - ((interval_s + save_s) / 2 + restart_s) / mtbf_s)
-
-
 class CheckpointAdvice(BaseModel):
     """The advice for one job: its interval against Daly's optimum, and what the change would buy."""
 

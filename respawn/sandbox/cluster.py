@@ -168,14 +168,6 @@ def configure(lab: Lab, node_count: int) -> None:
     version_settings(lab, nodes)
 
 
-def node_cpus(lab: Lab) -> int:
-    """The CPUs each node offers, as the lab's slurm.conf says."""
-    found = _CPUS.search(lab.slurm_conf.read_text())
-    if found is None:
-        raise RuntimeError(f"{lab.slurm_conf}: no NodeName line with CPUs=")
-    return int(found[2])
-
-
 def resize(lab: Lab, cpus: int) -> None:
     """Give every node `cpus` CPUs: slurm.conf rewritten, the controller and the slurmds restarted
     (state kept: job ids go on). Jobs should be gone first: a restarted slurmd finds its steps

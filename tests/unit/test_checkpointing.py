@@ -9,7 +9,6 @@ from respawn.decision.checkpointing import (
     daly_interval,
     duration,
     ettr,
-    ettr_first_order,
     phrase,
     young_interval,
 )
@@ -58,8 +57,6 @@ def test_a_save_of_2m_or_more_checkpoints_once_per_mtbf():
 
 
 def test_ettr_against_the_worked_number():
-    # first order at τ = 1,800 s: 1 − 38/1,800 − ((1,800 + 38)/2 + 0)/14,760 = 1 − 0.021111 − 0.062263 = 0.91663
-    assert ettr_first_order(1800, C, M) == pytest.approx(0.91663, abs=1e-5)
     # Daly's complete form: (τ + C)/M = 0.124526, e^x − 1 = 0.132612; 1,800/(14,760 · 0.132612) = 0.91962
     assert ettr(1800, C, M) == pytest.approx(0.91962, abs=1e-5)
     # a restart of 120 s per failure scales it by e^(−120/14,760) = 0.99190: 0.91217
