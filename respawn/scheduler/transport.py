@@ -10,14 +10,21 @@ late `scontrol requeue` must not act after the caller gave up on it.
 import asyncio
 import os
 import shlex
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-import asyncssh
+from cryptography.utils import CryptographyDeprecationWarning
 
 from respawn.scheduler.errors import CommandTimeout, TransportError
+
+# asyncssh 2.24 names DSA's key types at import, and cryptography 51 (the release a fresh
+# install resolves) warns about each: ten lines of noise before the output of every command
+# that imports this, about a key type asyncssh offers, not one Respawn chose.
+warnings.filterwarnings("ignore", category=CryptographyDeprecationWarning, module=r"asyncssh\.")
+import asyncssh  # noqa: E402  (after the filter: the warnings come at its import)
 
 REMOTE_TIMEOUT_RC = 124  # coreutils `timeout`; Slurm's commands exit 0, 1 or 2
 SSH_GRACE = 5.0  # beyond the remote timeout, for the round trip and the kill

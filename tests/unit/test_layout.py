@@ -62,3 +62,11 @@ def test_no_two_test_modules_share_a_name():
     (an aborted CI run, not a failed test)."""
     names = [p.name for p in (Path(__file__).parents[1]).rglob("test_*.py")]
     assert sorted({n for n in names if names.count(n) > 1}) == []
+
+
+def test_the_command_line_and_the_ssh_transport_import_without_a_warning():
+    """What `respawn` imports to start prints nothing of its own: a dependency's deprecation
+    notice (asyncssh under cryptography 51 printed ten lines) is noise before every command."""
+    probe = "import respawn.surfaces.cli, respawn.scheduler.transport"
+    out = subprocess.run([sys.executable, "-W", "error", "-c", probe], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
