@@ -41,6 +41,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader left (`respawn trail | head`): stop as the shell's tools do, and point
+        # stdout at nothing so that the interpreter's own flush at exit does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, the status a shell reports for `yes | head`
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -693,11 +698,12 @@ def _classify(args: argparse.Namespace) -> int:
     if args.file == "-":
         return run(sys.stdin, sys.stdout, catalogue)
     try:
-        with open(args.file, encoding="utf-8", errors="replace") as handle:
-            return run(handle, sys.stdout, catalogue)
+        handle = open(args.file, encoding="utf-8", errors="replace")
     except OSError as exc:
         print(f"respawn classify: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
         return 2
+    with handle:  # a failed write (the reader gone) is not this file's: main() handles it
+        return run(handle, sys.stdout, catalogue)
 
 
 def _inject(args: argparse.Namespace) -> int:

@@ -114,3 +114,17 @@ def test_input_that_cannot_be_opened_is_a_clear_error(tmp_path, name):
     assert done.stdout == b""
     message = done.stderr.decode()
     assert f"cannot read {path}" in message and "Traceback" not in message
+
+
+def test_a_reader_that_leaves_early_ends_the_run_quietly(tmp_path):
+    """`respawn classify big.jsonl | head -1`: the answers stop where the reader left, with the
+    status a shell's own tools give (141, SIGPIPE) and no traceback."""
+    corpus = tmp_path / "big.jsonl"
+    corpus.write_text("".join(json.dumps({"id": i, "text": EXCERPTS[i % 5][1]}) + "\n" for i in range(20_000)))
+    proc = subprocess.Popen([str(RESPAWN), "classify", str(corpus)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert json.loads(proc.stdout.readline())["id"] == 0
+    proc.stdout.close()  # far more than a pipe holds is still to come
+    stderr = proc.stderr.read()
+    assert proc.wait(timeout=60) == 141
+    assert stderr == b""
