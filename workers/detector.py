@@ -4,7 +4,7 @@ import asyncio
 
 from respawn.config.cluster import ClusterConfig
 from respawn.detection.detector import Detector
-from respawn.services import build_services, connect_temporal
+from respawn.services import build_services, wait_for_temporal
 from respawn.surfaces import telemetry
 from respawn.workers.signals import stop_on_signals
 
@@ -14,7 +14,8 @@ async def run_detector(config: ClusterConfig, stop: asyncio.Event | None = None)
     services = build_services(config)
     telemetry.expose(config.telemetry.detector, services)
     try:
-        client = await connect_temporal(config)
-        await Detector(services, client).run(stop)
+        client = await wait_for_temporal(config, stop)
+        if client is not None:
+            await Detector(services, client).run(stop)
     finally:
         await services.close()

@@ -13,7 +13,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from respawn.activities import all_activities
 from respawn.config.cluster import ClusterConfig
-from respawn.services import build_services, connect_temporal
+from respawn.services import build_services, wait_for_temporal
 from respawn.surfaces import telemetry
 from respawn.workers.signals import stop_on_signals
 from respawn.workflows.incident import IncidentWorkflow
@@ -35,25 +35,27 @@ async def run_worker(config: ClusterConfig, stop: asyncio.Event | None = None) -
     asyncio.get_running_loop().set_default_executor(blocking)
     services = build_services(config)
     telemetry.expose(config.telemetry.worker, services)
-    client = await connect_temporal(config)
-    worker = Worker(
-        client,
-        task_queue=config.task_queue,
-        workflows=[IncidentWorkflow],
-        workflow_runner=workflow_runner(),
-        activities=all_activities(services),
-        sticky_queue_schedule_to_start_timeout=timedelta(seconds=config.temporal.sticky_timeout_s),
-        graceful_shutdown_timeout=timedelta(seconds=5),
-        max_concurrent_activities=config.temporal.max_concurrent_activities,
-        max_concurrent_workflow_tasks=config.temporal.max_concurrent_workflow_tasks,
-        # The SDK polls with at most 5 calls per kind: in a storm the workflow tasks waited on
-        # the server for a poll while the worker had free slots (benchmarks/storm.py: queued
-        # 54 s at p90; 8.6 s with these). Pollers follow the backlog as the server reports it
-        # (1 to 100 calls).
-        workflow_task_poller_behavior=PollerBehaviorAutoscaling(),
-        activity_task_poller_behavior=PollerBehaviorAutoscaling(),
-    )
     try:
+        client = await wait_for_temporal(config, stop)
+        if client is None:
+            return
+        worker = Worker(
+            client,
+            task_queue=config.task_queue,
+            workflows=[IncidentWorkflow],
+            workflow_runner=workflow_runner(),
+            activities=all_activities(services),
+            sticky_queue_schedule_to_start_timeout=timedelta(seconds=config.temporal.sticky_timeout_s),
+            graceful_shutdown_timeout=timedelta(seconds=5),
+            max_concurrent_activities=config.temporal.max_concurrent_activities,
+            max_concurrent_workflow_tasks=config.temporal.max_concurrent_workflow_tasks,
+            # The SDK polls with at most 5 calls per kind: in a storm the workflow tasks waited on
+            # the server for a poll while the worker had free slots (benchmarks/storm.py: queued
+            # 54 s at p90; 8.6 s with these). Pollers follow the backlog as the server reports it
+            # (1 to 100 calls).
+            workflow_task_poller_behavior=PollerBehaviorAutoscaling(),
+            activity_task_poller_behavior=PollerBehaviorAutoscaling(),
+        )
         async with worker:
             await stop.wait()
     finally:

@@ -4,7 +4,7 @@ from temporalio.client import WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from respawn.config.cluster import ClusterConfig
-from respawn.services import connect_temporal
+from respawn.services import connect_temporal, why
 from respawn.wire.incident import Override
 
 
@@ -20,9 +20,7 @@ async def send_override(config: ClusterConfig, job_id: int, override: Override, 
     except OverrideError:
         raise
     except (RuntimeError, RPCError) as err:  # connect fails with a RuntimeError, a lost server with an RPCError
-        raise OverrideError(
-            f"cannot reach Temporal at {config.temporal.address}: {getattr(err, 'message', err)}"
-        ) from None
+        raise OverrideError(f"cannot reach Temporal at {config.temporal.address}: {why(err)}") from None
     handle = client.get_workflow_handle(incident)
     try:
         return await handle.execute_update("apply_override", override)
