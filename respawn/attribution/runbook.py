@@ -13,7 +13,7 @@ import re2
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from respawn.config import yamlfile
+from respawn.config import problems, yamlfile
 from respawn.wire.taxonomy import CauseLayer, FailureClass
 
 DEFAULT_DIR = Path(__file__).resolve().parents[1] / "runbooks"  # the link to ../runbooks here; in the wheel, its files
@@ -218,6 +218,4 @@ def _load_file(path: Path) -> Runbook:
     except (OSError, yaml.YAMLError) as exc:
         raise RunbookError(f"{path}: {' '.join(str(exc).split())}") from None
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top)"
-        raise RunbookError(f"{path}: {where}: {first['msg']} ({exc.error_count()} error(s))") from None
+        raise RunbookError(problems.describe(path, exc, Runbook)) from None

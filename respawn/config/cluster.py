@@ -25,7 +25,7 @@ from pydantic import (
 )
 
 from respawn.attribution.runbook import DEFAULT_DIR as DEFAULT_RUNBOOKS
-from respawn.config import yamlfile
+from respawn.config import problems, yamlfile
 from respawn.wire.launcher import channel_dir
 
 # The sections a stage reads are defined here, with the rest of the file's shape, so
@@ -574,7 +574,4 @@ def load_config(path: Path) -> ClusterConfig:
     try:
         return ClusterConfig.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top)"
-        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise ConfigError(f"{path}: {where}: {first['msg']}{more}") from None
+        raise ConfigError(problems.describe(path, exc, ClusterConfig)) from None

@@ -10,10 +10,10 @@ import math
 from pathlib import Path
 
 import re2
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from respawn.attribution.runbook import DEFAULT_DIR, RunbookError, quiet_options
-from respawn.config import yamlfile
+from respawn.config import problems, yamlfile
 
 _LINE = 4096  # characters of a line the patterns see: user text, bound the work per line
 _STEP_DIGITS = 12  # a step number longer than this is not one (and would overflow a float)
@@ -90,7 +90,9 @@ class ProgressPatterns(BaseModel):
         for path in sorted((runbooks / "progress").glob("*.yaml")):
             try:
                 part = cls.model_validate(yamlfile.load(path.read_text()) or {})
-            except Exception as exc:  # one line, naming the file, whatever went wrong
+            except ValidationError as exc:
+                raise RunbookError(problems.describe(path, exc, cls)) from None
+            except Exception as exc:  # one line, naming the file, whatever else went wrong
                 raise RunbookError(f"{path}: {' '.join(str(exc).split())[:300]}") from None
             merged.step += part.step
             merged.checkpoint += part.checkpoint

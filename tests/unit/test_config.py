@@ -55,6 +55,23 @@ def test_the_workers_sticky_timeout_is_the_sdks_unless_a_site_changes_it(tmp_pat
         load_config(write(tmp_path, GOOD + "temporal: {sticky_timeout_s: 0}\n"))
 
 
+def test_every_mistake_of_a_configuration_is_named_at_once_with_the_key_meant(tmp_path):
+    text = (
+        GOOD.replace("  prod: {max_mode: observe}", "  prod: {max_mod: observe}")
+        + "temporal: {adress: t:7233}\nwatchdgo: {}\n"
+    )
+    with pytest.raises(ConfigError) as raised:
+        load_config(write(tmp_path, text.replace("budgets: {max_restarts: 5}", "budgets: {max_restarts: -1}")))
+    head, *lines = str(raised.value).splitlines()
+    assert head.endswith("respawn.yaml: 4 problems:")
+    assert sorted(lines) == [
+        "  budgets.max_restarts: Input should be greater than or equal to 0",
+        "  environments.prod.max_mod: not a setting here; did you mean 'max_mode'?",
+        "  temporal.adress: not a setting here; did you mean 'address'?",
+        "  watchdgo: not a setting here; did you mean 'watchdog'?",
+    ]
+
+
 def test_environment_defaults_to_observe(tmp_path):
     config = load_config(write(tmp_path, GOOD.replace("{max_mode: observe}", "{}")))
     assert config.environments["prod"].max_mode is Mode.OBSERVE
@@ -122,7 +139,10 @@ def test_environment_binding_loads_and_is_optional(tmp_path):
         ("{partitions: [" + "p" * 65 + "]}", "is not a Slurm name"),
         ("{partitions: gpu}", "environments.research.allow.partitions: Input should be a valid list"),
         ("{users: [1000]}", "environments.research.allow.users.0"),
-        ("{groups: [ml]}", "environments.research.allow.groups: Extra inputs"),
+        (
+            "{groups: [ml]}",
+            "environments.research.allow.groups: not a setting here (known: accounts, partitions, users)",
+        ),
     ],
 )
 def test_a_bad_binding_gives_one_line_naming_the_problem(tmp_path, allow, message):

@@ -99,7 +99,11 @@ def test_explicit_null_override_means_unknown():
         (GOOD.replace("regex: 'No space left on device'", "regex: '(?<=no)space'"), "not an RE2 regex"),
         (GOOD.replace("ladder:\n  - action: restart\n", "ladder: []\n"), "ladder must have at least one rung"),
         (GOOD.replace("cause_layer: storage", "cause_layer: disks"), "cause_layer"),
-        (GOOD + "colour: blue\n", "colour: Extra inputs are not permitted"),
+        (GOOD + "colour: blue\n", "colour: not a setting here (known: cascade, cause_layer,"),
+        (
+            GOOD.replace("  - id: disk-full", "  - id: disk-full\n    prority: 3"),
+            "patterns.0.prority: not a setting here; did you mean 'priority'?",
+        ),
         (GOOD.replace("    recoverable_by_restart: false\n", "    xid_codes: [79]\n"), "needs a (?P<xid>...) group"),
         (GOOD.replace("id: disk-full", "id: Disk Full"), "patterns.0.id"),
         (GOOD + "  - action: explode\n", "ladder.1.action"),
@@ -111,6 +115,20 @@ def test_a_bad_runbook_is_one_line_error(tmp_path, text, expected):
         Catalogue.load(tmp_path)
     message = str(raised.value)
     assert "\n" not in message and expected in message and "storage.yaml" in message
+
+
+def test_every_mistake_of_a_runbook_is_named_at_once(tmp_path):
+    text = GOOD.replace("cause_layer: storage", "cause_layer: disks").replace(
+        "  - id: disk-full", "  - id: disk-full\n    regx: x"
+    )
+    write(tmp_path, "storage.yaml", text)
+    with pytest.raises(RunbookError) as raised:
+        Catalogue.load(tmp_path)
+    assert str(raised.value).splitlines()[1:] == [
+        "  cause_layer: Input should be 'hardware', 'infrastructure_network', 'system_software', 'storage', "
+        "'scheduler', 'application', 'benign' or 'ambiguous'",
+        "  patterns.0.regx: not a setting here; did you mean 'regex'?",
+    ]
 
 
 def test_second_runbook_for_a_class_is_refused(tmp_path):
