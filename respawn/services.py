@@ -4,8 +4,12 @@ import asyncio
 import logging
 import os
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
 
+from sqlalchemy.exc import OperationalError
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 
@@ -16,10 +20,12 @@ from respawn.config.cluster import ClusterConfig, SchedulerAccess
 from respawn.scheduler.slurm import Slurm
 from respawn.scheduler.transport import LocalTransport, SshTransport
 from respawn.sources.progress import ProgressPatterns, ProgressReader
+from respawn.store.engine import describe
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
-_RETRY_FIRST_S = 1.0  # a daemon's first wait for Temporal, doubled at each try
+_RETRY_FIRST_S = 1.0  # a daemon's first wait for a server that does not answer, doubled at each try
 _RETRY_MAX_S = 30.0
 # The SDK's connect error is its Rust transport's debug print; the operating system's words are in it.
 _OS_REASON = re.compile(r'message: "([^"]+)"')
@@ -80,21 +86,37 @@ async def connect_temporal(config: ClusterConfig) -> Client:
     )
 
 
+async def wait_for_services(config: ClusterConfig, stop: asyncio.Event) -> Services | None:
+    """A daemon's services, built once the audit store answers (None: told to stop first). A
+    SQLite file has no server to wait for: a path it cannot open is a mistake, shown at once."""
+    if isinstance(config.audit_db, Path):
+        return build_services(config)
+    where = f"the audit store at {describe(config.audit_db)}"
+    return await _until_it_answers(where, lambda: asyncio.to_thread(build_services, config), OperationalError, stop)
+
+
 async def wait_for_temporal(config: ClusterConfig, stop: asyncio.Event) -> Client | None:
     """A daemon's connection to Temporal, tried until it answers (None: told to stop first).
+    RuntimeError: the SDK's error for a server that does not answer."""
+    where = f"Temporal at {config.temporal.address}"
+    return await _until_it_answers(where, lambda: connect_temporal(config), RuntimeError, stop)
 
-    The worker and the detector may start before the server (a host's boot, pods in any order):
-    they wait, one line each try, with their metrics already served, instead of exiting with the
-    SDK's traceback into a restart loop whose back-off (Kubernetes': up to 5 min) outlasts the
-    server's own start. Commands run by hand use connect_temporal and fail at once."""
+
+async def _until_it_answers(
+    what: str, attempt: Callable[[], Awaitable[T]], unreachable: type[Exception], stop: asyncio.Event
+) -> T | None:
+    """`attempt()` until it does not fail with `unreachable`, 1 s apart doubling to 30 s.
+
+    The worker and the detector may start before Temporal or PostgreSQL (a host's boot, pods in
+    any order, a maintenance): they wait, one line each try, instead of exiting with a traceback
+    into a restart loop that gives up (the systemd units': 10 restarts in 5 min) or backs off
+    longer than the server takes (Kubernetes': up to 5 min). Commands run by hand fail at once."""
     delay = _RETRY_FIRST_S
     while not stop.is_set():
         try:
-            return await connect_temporal(config)
-        except RuntimeError as exc:  # the SDK's error for a server that does not answer
-            log.warning(
-                "cannot reach Temporal at %s (%s); trying again in %.0f s", config.temporal.address, why(exc), delay
-            )
+            return await attempt()
+        except unreachable as exc:
+            log.warning("cannot reach %s (%s); trying again in %.0f s", what, why(exc), delay)
         try:
             await asyncio.wait_for(stop.wait(), delay)
         except TimeoutError:
@@ -103,8 +125,10 @@ async def wait_for_temporal(config: ClusterConfig, stop: asyncio.Event) -> Clien
 
 
 def why(exc: BaseException) -> str:
-    """Why Temporal could not be reached, in one short phrase: "Connection refused", not the
-    transport's nested debug print of it."""
-    message = str(getattr(exc, "message", exc))
+    """Why a server could not be reached, in one short phrase ("Connection refused"), not the
+    Temporal transport's nested debug print of it or the database driver's paragraph."""
+    message = str(getattr(exc, "orig", None) or getattr(exc, "message", exc)).strip()
     found = _OS_REASON.search(message)
-    return found.group(1) if found else message
+    if found:
+        return found.group(1)
+    return message.splitlines()[0] if message else type(exc).__name__

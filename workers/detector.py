@@ -4,14 +4,16 @@ import asyncio
 
 from respawn.config.cluster import ClusterConfig
 from respawn.detection.detector import Detector
-from respawn.services import build_services, wait_for_temporal
+from respawn.services import wait_for_services, wait_for_temporal
 from respawn.surfaces import telemetry
 from respawn.workers.signals import stop_on_signals
 
 
 async def run_detector(config: ClusterConfig, stop: asyncio.Event | None = None) -> None:
     stop = stop or stop_on_signals()
-    services = build_services(config)
+    services = await wait_for_services(config, stop)
+    if services is None:
+        return
     telemetry.expose(config.telemetry.detector, services)
     try:
         client = await wait_for_temporal(config, stop)

@@ -13,7 +13,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from respawn.activities import all_activities
 from respawn.config.cluster import ClusterConfig
-from respawn.services import build_services, wait_for_temporal
+from respawn.services import wait_for_services, wait_for_temporal
 from respawn.surfaces import telemetry
 from respawn.workers.signals import stop_on_signals
 from respawn.workflows.incident import IncidentWorkflow
@@ -33,7 +33,9 @@ async def run_worker(config: ClusterConfig, stop: asyncio.Event | None = None) -
     # Every asyncio.to_thread of the activities runs here (TemporalSettings.blocking_threads).
     blocking = ThreadPoolExecutor(max_workers=config.temporal.blocking_threads, thread_name_prefix="respawn-io")
     asyncio.get_running_loop().set_default_executor(blocking)
-    services = build_services(config)
+    services = await wait_for_services(config, stop)
+    if services is None:
+        return
     telemetry.expose(config.telemetry.worker, services)
     try:
         client = await wait_for_temporal(config, stop)

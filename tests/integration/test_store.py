@@ -2,8 +2,12 @@
 Debian's PostgreSQL (the session's own server, tests/conftest.py), with several writers at
 once, and SQLite files of the release before the migrations."""
 
+import asyncio
+import logging
 import shutil
 import threading
+import time
+import uuid
 from collections.abc import Callable
 from contextlib import closing
 from datetime import UTC, datetime, timedelta
@@ -25,6 +29,9 @@ from respawn.advisor.advice import (
     UnknownAdvice,
 )
 from respawn.audit.trail import AuditEvent, AuditTrail, EventType
+from respawn.config.cluster import ClusterConfig
+from respawn.sandbox import postgres
+from respawn.services import wait_for_services
 from respawn.store import schema
 from respawn.store.engine import VERSION_TABLE, Location, NewerSchema, open_engine, read_only_engine, version
 from respawn.store.engine import _migrated as migrated
@@ -362,3 +369,31 @@ def test_the_sandbox_configuration_names_the_labs_postgresql(tmp_path):
     url = "postgresql://respawn:pw@127.0.0.1:25432/respawn"
     assert str(load_config(write_lab_config(lab, audit_db=url)).audit_db) == url
     assert load_config(write_lab_config(lab)).audit_db == lab.audit_db
+
+
+async def test_a_daemon_started_before_its_database_exists_opens_it_once_created(postgres_server, tmp_path, caplog):
+    """A control plane brought up before its database is provisioned (or while PostgreSQL
+    restarts) waits for it at the start, instead of exiting into a restart loop that gives up."""
+    name = f"late_{uuid.uuid4().hex[:12]}"
+    config = ClusterConfig.model_validate(
+        {
+            "cluster": "late",
+            "environments": {"demo": {"max_mode": "observe"}},
+            "logs": {"job_output": str(tmp_path / "slurm-{job_id}.out")},
+            "audit_db": postgres_server.url(name),
+        }
+    )
+    caplog.set_level(logging.WARNING, logger="respawn.services")
+    waiting = asyncio.create_task(wait_for_services(config, asyncio.Event()))
+    deadline = time.monotonic() + 20
+    while f'database "{name}" does not exist' not in caplog.text:
+        assert time.monotonic() < deadline and not waiting.done(), caplog.text
+        await asyncio.sleep(0.05)
+    postgres.create_database(postgres_server, name)
+    services = await asyncio.wait_for(waiting, timeout=30)
+    assert services is not None
+    try:
+        services.audit.record(event("late-1"))
+        assert [e.key for e in services.audit.query(cluster="c1")] == ["late-1"]
+    finally:
+        await services.close()

@@ -1,6 +1,7 @@
-"""The worker and the detector wait for Temporal at their start (respawn/services.py,
-wait_for_temporal): a daemon started before the server connects once it answers, and one told
-to stop while it waits stops."""
+"""The worker and the detector wait for their servers at their start (respawn/services.py):
+Temporal, and a PostgreSQL audit store. A daemon started before the server connects once it
+answers, one told to stop while it waits stops, and what it logs never holds a password. (A
+database created late: tests/integration/test_store.py.)"""
 
 import asyncio
 import logging
@@ -13,22 +14,25 @@ from pathlib import Path
 from temporalio.testing import WorkflowEnvironment
 
 from respawn.config.cluster import ClusterConfig
-from respawn.services import wait_for_temporal
+from respawn.services import wait_for_services, wait_for_temporal
 
 TEST_SERVER = Path(sys.executable).parent / "temporal-test-server"
 
 
-def _config(tmp_path: Path) -> ClusterConfig:
+def _unused_port() -> int:
     with socket.socket() as s:  # a port nothing listens on, yet
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+        return s.getsockname()[1]
+
+
+def _config(tmp_path: Path, audit_db: str | None = None) -> ClusterConfig:
     return ClusterConfig.model_validate(
         {
             "cluster": "wait",
             "environments": {"demo": {"max_mode": "observe"}},
             "logs": {"job_output": str(tmp_path / "slurm-{job_id}.out")},
-            "audit_db": str(tmp_path / "audit.db"),
-            "temporal": {"address": f"127.0.0.1:{port}"},
+            "audit_db": audit_db or str(tmp_path / "audit.db"),
+            "temporal": {"address": f"127.0.0.1:{_unused_port()}"},
         }
     )
 
@@ -64,3 +68,21 @@ async def test_a_daemon_told_to_stop_while_it_waits_stops_without_a_client(tmp_p
     await _until(lambda: "cannot reach Temporal" in caplog.text)
     stop.set()
     assert await asyncio.wait_for(waiting, timeout=2) is None
+
+
+async def test_a_daemon_waits_for_an_unreachable_audit_database_and_never_logs_its_password(tmp_path, caplog):
+    config = _config(tmp_path, f"postgresql://respawn:s3cret-pw@127.0.0.1:{_unused_port()}/respawn")
+    caplog.set_level(logging.WARNING, logger="respawn.services")
+    stop = asyncio.Event()
+    waiting = asyncio.create_task(wait_for_services(config, stop))
+    await _until(lambda: "cannot reach the audit store at postgresql://respawn:***@" in caplog.text)
+    assert "s3cret-pw" not in caplog.text
+    assert "Connection refused" in caplog.text
+    stop.set()
+    assert await asyncio.wait_for(waiting, timeout=5) is None
+
+
+async def test_a_sqlite_audit_file_is_opened_at_once_without_waiting(tmp_path):
+    services = await wait_for_services(_config(tmp_path), asyncio.Event())
+    assert services is not None
+    await services.close()
