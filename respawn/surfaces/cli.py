@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from respawn.audit.cost import CostReport, Part, PartCost
 
 
+_NOISY_LOGGERS = ("httpx", "alembic.runtime.plugins")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["launch"]:
@@ -34,6 +37,12 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=os.environ.get("RESPAWN_LOG", "INFO"), format="%(asctime)s %(name)s %(levelname)s %(message)s"
     )
+    if logging.getLogger().level > logging.DEBUG:
+        # Libraries' INFO per call is noise beside Respawn's own lines: httpx logs every request
+        # (`respawn status` printed one among its table), alembic every plugin it sets up.
+        # RESPAWN_LOG=DEBUG shows them.
+        for noisy in _NOISY_LOGGERS:
+            logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         return args.func(args) or 0
     except (ConfigError, RunbookError) as exc:

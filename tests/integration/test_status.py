@@ -97,6 +97,8 @@ async def test_status_of_the_sandbox_with_respawn_running(sandbox):
 
         table = _status(path)
         assert table.returncode == 0
+        # No library's log line beside the table (httpx logs every request at INFO).
+        assert not re.search(r"^\S+ \S+ \S+ INFO ", table.stderr, re.MULTILINE), table.stderr
         lines = table.stdout.splitlines()
         assert lines[0].split() == ["NAME", "STATUS", "TARGET", "DETAIL"]
         assert [line.split()[:2] for line in lines[1:5]] == [
