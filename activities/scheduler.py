@@ -2,6 +2,7 @@
 the desired state does not hold yet, then records what it found or did."""
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 
 from temporalio import activity
@@ -17,6 +18,8 @@ from respawn.scheduler.errors import SchedulerError
 from respawn.services import Services
 from respawn.surfaces import telemetry
 from respawn.wire.incident import ActionRequest, ActionResult
+
+log = logging.getLogger(__name__)
 
 # How long marking a node DOWN waits for the job to let go of its nodes (Slurm's own requeue
 # off a DOWN node completes within a second); the hold and exclusion go on after it either way.
@@ -113,13 +116,25 @@ class SchedulerActivities:
             raise as_activity_error(exc) from exc
         finally:
             heartbeat.cancel()
+        named = nodes if nodes is not None else req.exclude if event is EventType.EXCLUDED else []
+        # The worker's log says what it did to Slurm, as the audit trail does: what an operator
+        # reads first (journalctl -u respawn-worker) when a job moved at 3 a.m.
+        log.info(
+            "job %s: %s%s: %s (%s, %s)",
+            req.job_id,
+            action,
+            f" {','.join(named)}" if named else "",
+            "done" if result.done else "already so",
+            result.detail,
+            req.incident_id,
+        )
         row = incident_event(
             event,
             incident_id=req.incident_id,
             cluster=req.cluster,
             job_id=req.job_id,
             attempt=req.attempt,
-            nodes=nodes if nodes is not None else req.exclude if event is EventType.EXCLUDED else [],
+            nodes=named,
             action=action,
             acted=True,
             details=SchedulerActDetails(changed=result.done, detail=result.detail, reason=req.reason),

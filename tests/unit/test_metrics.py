@@ -6,6 +6,7 @@ prometheus_client's registry. Metrics are process-global, so every check is a
 difference between before and after.
 """
 
+import logging
 import os
 import socket
 import subprocess
@@ -107,7 +108,8 @@ def services(tmp_path: Path):
     s.audit.close()
 
 
-async def test_scheduler_actions_are_counted_once_however_often_an_activity_is_retried(services):
+async def test_scheduler_actions_are_counted_once_however_often_an_activity_is_retried(services, caplog):
+    caplog.set_level(logging.INFO, logger="respawn.activities.scheduler")
     env = ActivityEnvironment()
     scheduler, audit = SchedulerActivities(services), AuditActivities(services)
     detected_at = datetime.now(UTC) - timedelta(seconds=3)
@@ -142,6 +144,18 @@ async def test_scheduler_actions_are_counted_once_however_often_an_activity_is_r
     assert value("respawn_action_latency_seconds_count", kind="crash") - latency_count == 1
     assert value("respawn_action_latency_seconds_sum", kind="crash") - latency_sum >= 3  # from the detection
     assert services.slurm.released == [7]
+    # And the worker's log says each, done once, then found so on the retry.
+    said = [r.getMessage().split(" (")[0] for r in caplog.records if r.name == "respawn.activities.scheduler"]
+    assert said == [
+        "job 7: requeue_hold: done",
+        "job 7: update_excluded_nodes node2: done",
+        "job 7: release: done",
+        "job 7: drain node2: done",
+        "job 7: requeue_hold: already so",
+        "job 7: update_excluded_nodes node2: already so",
+        "job 7: release: already so",
+        "job 7: drain node2: already so",
+    ]
 
 
 async def test_closed_incidents_stops_and_resumed_restarts_are_counted_from_new_audit_rows(services, tmp_path):
