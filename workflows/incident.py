@@ -36,7 +36,8 @@ with workflow.unsafe.imports_passed_through():
         StoppedDetails,
         SystemicDetails,
     )
-    from respawn.audit.trail import EventType, incident_event
+    from respawn.audit.report import describe
+    from respawn.audit.trail import AuditEvent, EventType, incident_event
     from respawn.config.cluster import Mode
     from respawn.decision.decide import Decision
     from respawn.decision.ledger import to_mark_down
@@ -45,6 +46,7 @@ with workflow.unsafe.imports_passed_through():
     from respawn.wire.incident import (
         Acting,
         ActionRequest,
+        ActionResult,
         Assessment,
         AssessRequest,
         Detection,
@@ -68,6 +70,8 @@ with workflow.unsafe.imports_passed_through():
     from respawn.wire.taxonomy import FailureClass
     from respawn.workflows.search import CLUSTER, FAILURE_CLASS, JOB_ID, PHASE
 
+
+_TIMELINE_SHOWN = 40  # audit rows shown in the UI's current details (an incident writes about a dozen)
 
 # Scheduler calls are retried with backoff for as long as a controller restart
 # plausibly takes; errors that retrying cannot fix are raised non-retryable.
@@ -175,6 +179,7 @@ class IncidentWorkflow:
         self._input: IncidentInput | None = None
         self._override: Override | None = None
         self._gathered: Gathered | None = None  # what the last evidence said, for validating overrides
+        self._timeline: list[str] = []  # the audit rows written, as the Temporal UI's current details show them
 
     @workflow.signal(name="detect")
     def detect(self, detection: Detection) -> None:
@@ -491,13 +496,15 @@ class IncidentWorkflow:
                 reason=decision.reason,
             )
             if down and workflow.patched(_MARK_SILENT_DOWN):
-                await workflow.execute_activity_method(SchedulerActivities.mark_nodes_down, request, **_ACTION)
-            await workflow.execute_activity_method(SchedulerActivities.hold_job, request, **_ACTION)
-            await workflow.execute_activity_method(SchedulerActivities.exclude_nodes, request, **_ACTION)
-            await workflow.execute_activity_method(SchedulerActivities.release_job, request, **_ACTION)
+                self._acted(
+                    await workflow.execute_activity_method(SchedulerActivities.mark_nodes_down, request, **_ACTION)
+                )
+            self._acted(await workflow.execute_activity_method(SchedulerActivities.hold_job, request, **_ACTION))
+            self._acted(await workflow.execute_activity_method(SchedulerActivities.exclude_nodes, request, **_ACTION))
+            self._acted(await workflow.execute_activity_method(SchedulerActivities.release_job, request, **_ACTION))
             if drain:
                 # After the release, so the job is not kept waiting for it.
-                await workflow.execute_activity_method(SchedulerActivities.drain_nodes, request, **_ACTION)
+                self._acted(await workflow.execute_activity_method(SchedulerActivities.drain_nodes, request, **_ACTION))
 
         self._set_phase(Phase.FOLLOWING)
         follow, long_poll = self._following(iid, inp, gathered.log_end, in_job=False)
@@ -671,7 +678,7 @@ class IncidentWorkflow:
         request = ActionRequest(
             incident_id=iid, cluster=inp.cluster, job_id=inp.job_id, attempt=inp.attempt, reason=reason
         )
-        await workflow.execute_activity_method(SchedulerActivities.release_job, request, **_ACTION)
+        self._acted(await workflow.execute_activity_method(SchedulerActivities.release_job, request, **_ACTION))
 
     async def _advise(
         self, iid: str, inp: IncidentInput, desired: Desired, exclude: list[str], drain: list[str], reason: str
@@ -789,3 +796,24 @@ class IncidentWorkflow:
             )
         else:
             await workflow.execute_activity_method(AuditActivities.record_event, event, **_QUICK)
+        self._show(event)
+
+    def _show(self, event: AuditEvent) -> None:
+        """The incident's story so far in the Temporal Web UI (its "Current Details"), one line
+        per audit row written, as `respawn demo` prints its timeline: whoever opens the incident
+        there reads what happened without the trail. Metadata the UI asks the worker for, no
+        command in the history: replay is untouched."""
+        what = " ".join(
+            x for x in (",".join(event.nodes), event.pattern or "", event.action or "", describe(event)) if x
+        )
+        self._show_line(event.at, event.event_type.value, what)
+
+    def _acted(self, result: ActionResult) -> None:
+        """A scheduler action's outcome in the UI's story (its audit row is the activity's own)."""
+        self._show_line(workflow.now(), "acted", result.detail if result.done else f"{result.detail} (already so)")
+
+    def _show_line(self, at: datetime, label: str, what: str) -> None:
+        assert self._input is not None
+        self._timeline.append(f"- `{at:%H:%M:%S}` **{label}** {what}".rstrip())
+        head = f"job {self._input.job_id} on {self._input.cluster}, attempt {self._input.attempt}"
+        workflow.set_current_details("\n".join([head, "", *self._timeline[-_TIMELINE_SHOWN:]]))

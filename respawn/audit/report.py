@@ -21,7 +21,7 @@ from respawn.audit.details import (
     WatchErrorDetails,
     reason_or_detail,
 )
-from respawn.audit.trail import AuditRow, AuditTrail
+from respawn.audit.trail import AuditEvent, AuditRow, AuditTrail
 from respawn.config.cluster import ClusterConfig
 
 
@@ -159,7 +159,7 @@ def jobs(config: ClusterConfig) -> list[dict[str, Any]]:
     return [j.row() for j in summarise(config).jobs.values()]
 
 
-def describe(row: AuditRow) -> str:
+def describe(row: AuditRow | AuditEvent) -> str:
     """One line on what an event says, for a timeline."""
     d = row.typed_details
     if isinstance(d, DetectedDetails):

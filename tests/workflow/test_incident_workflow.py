@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from temporalio import activity
+from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
@@ -186,6 +187,7 @@ async def run_incident(
     acting: Acting = Acting.RESPAWN,
     mark_silent_down: bool = False,
     launched: bool = False,
+    after=None,
 ) -> IncidentResult:
     queue = f"q-{uuid.uuid4()}"
     detection = Detection(
@@ -223,7 +225,10 @@ async def run_incident(
             await handle.signal("detect", extra)
         if operator is not None:
             await operator(handle)
-        return await handle.result()
+        result = await handle.result()
+        if after is not None:  # while the worker still answers queries
+            await after(handle)
+        return result
 
 
 async def test_action_mode_records_the_decision_before_acting_and_follows_the_next_attempt(env):
@@ -247,6 +252,35 @@ async def test_action_mode_records_the_decision_before_acting_and_follows_the_ne
     decided = next(e for e in fakes.events if e.event_type.value == "decided")
     assert decided.acted is True and decided.details["exclude"] == ["n2"]
     assert len({e.key for e in fakes.events}) == len(fakes.events)  # one key per step
+
+
+async def test_the_temporal_ui_shows_the_incident_as_its_audit_trail_tells_it(env):
+    fakes = Fakes([XID], RESTART)
+    shown: list[str] = []
+
+    async def details(handle):
+        metadata = await handle.query("__temporal_workflow_metadata", result_type=WorkflowMetadata)
+        shown.extend(metadata.current_details.splitlines())
+
+    result = await run_incident(env, fakes, after=details)
+    assert result.phase is Phase.RESUMED
+    assert shown[:2] == ["job 5 on c, attempt 0", ""]
+    assert [line.split("**")[1] for line in shown[2:]] == [
+        "detected",
+        "attributed",
+        "decided",
+        "acted",
+        "acted",
+        "acted",
+        "incident_closed",
+    ]
+    decided = next(line for line in shown if "**decided**" in line)
+    assert "n2" in decided and "restart_excluding" in decided
+    assert [line.split("** ")[1] for line in shown if "**acted**" in line] == [
+        "hold_job",
+        "exclude_nodes",
+        "release_job",
+    ]
 
 
 async def test_observe_mode_recommends_and_never_touches_the_scheduler(env):
