@@ -815,5 +815,5 @@ class IncidentWorkflow:
     def _show_line(self, at: datetime, label: str, what: str) -> None:
         assert self._input is not None
         self._timeline.append(f"- `{at:%H:%M:%S}` **{label}** {what}".rstrip())
-        head = f"job {self._input.job_id} on {self._input.cluster}, attempt {self._input.attempt}"
+        head = f"job {self._input.job_id} on {self._input.cluster}, attempt {self._input.attempt} (times UTC)"
         workflow.set_current_details("\n".join([head, "", *self._timeline[-_TIMELINE_SHOWN:]]))

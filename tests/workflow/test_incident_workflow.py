@@ -264,7 +264,7 @@ async def test_the_temporal_ui_shows_the_incident_as_its_audit_trail_tells_it(en
 
     result = await run_incident(env, fakes, after=details)
     assert result.phase is Phase.RESUMED
-    assert shown[:2] == ["job 5 on c, attempt 0", ""]
+    assert shown[:2] == ["job 5 on c, attempt 0 (times UTC)", ""]
     assert [line.split("**")[1] for line in shown[2:]] == [
         "detected",
         "attributed",
