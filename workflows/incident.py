@@ -179,7 +179,7 @@ class IncidentWorkflow:
         self._input: IncidentInput | None = None
         self._override: Override | None = None
         self._gathered: Gathered | None = None  # what the last evidence said, for validating overrides
-        self._timeline: list[str] = []  # the audit rows written, as the Temporal UI's current details show them
+        self._timeline: list[str] = []  # the rows and actions the Temporal UI's current details show, the last ones
 
     @workflow.signal(name="detect")
     def detect(self, detection: Detection) -> None:
@@ -815,5 +815,6 @@ class IncidentWorkflow:
     def _show_line(self, at: datetime, label: str, what: str) -> None:
         assert self._input is not None
         self._timeline.append(f"- `{at:%H:%M:%S}` **{label}** {what}".rstrip())
+        del self._timeline[:-_TIMELINE_SHOWN]  # an incident that relaunches in the job for days writes on
         head = f"job {self._input.job_id} on {self._input.cluster}, attempt {self._input.attempt} (times UTC)"
-        workflow.set_current_details("\n".join([head, "", *self._timeline[-_TIMELINE_SHOWN:]]))
+        workflow.set_current_details("\n".join([head, "", *self._timeline]))
