@@ -11,10 +11,12 @@ from respawn.workers.signals import stop_on_signals
 
 async def run_detector(config: ClusterConfig, stop: asyncio.Event | None = None) -> None:
     stop = stop or stop_on_signals()
+    # Served while the servers are waited for: a liveness probe sees the process alive.
+    telemetry.expose(config.telemetry.detector)
     services = await wait_for_services(config, stop)
     if services is None:
         return
-    telemetry.expose(config.telemetry.detector, services)
+    telemetry.count_scheduler_errors(services)
     try:
         client = await wait_for_temporal(config, stop)
         if client is not None:

@@ -33,10 +33,12 @@ async def run_worker(config: ClusterConfig, stop: asyncio.Event | None = None) -
     # Every asyncio.to_thread of the activities runs here (TemporalSettings.blocking_threads).
     blocking = ThreadPoolExecutor(max_workers=config.temporal.blocking_threads, thread_name_prefix="respawn-io")
     asyncio.get_running_loop().set_default_executor(blocking)
+    # Served while the servers are waited for: a liveness probe sees the process alive.
+    telemetry.expose(config.telemetry.worker)
     services = await wait_for_services(config, stop)
     if services is None:
         return
-    telemetry.expose(config.telemetry.worker, services)
+    telemetry.count_scheduler_errors(services)
     try:
         client = await wait_for_temporal(config, stop)
         if client is None:

@@ -231,11 +231,14 @@ def _scheduler_error(argv: Sequence[str], exc: SchedulerError) -> None:
     SCHEDULER_ERRORS.labels(command=f"{program} {verb}".strip(), error=type(exc).__name__).inc()
 
 
-def expose(listen: "Listen | None", services: "Services") -> None:
-    """Serve this process's metrics on `listen` (none: not served) and count its
-    failed scheduler calls. A port that cannot be bound is logged, not fatal:
-    recovery matters more than its metrics."""
+def count_scheduler_errors(services: "Services") -> None:
+    """Count the process's failed scheduler calls (respawn_scheduler_errors_total)."""
     services.slurm.transport = ErrorCountingTransport(services.slurm.transport)
+
+
+def expose(listen: "Listen | None") -> None:
+    """Serve this process's metrics on `listen` (none: not served). A port that cannot be
+    bound is logged, not fatal: recovery matters more than its metrics."""
     if listen is None:
         return
     try:

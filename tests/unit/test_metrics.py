@@ -361,14 +361,15 @@ def _free_port() -> int:
 def test_metrics_are_served_where_the_config_says_and_a_busy_port_is_not_fatal(tmp_path, caplog):
     services = build_services(_config(tmp_path))
     port = _free_port()
-    telemetry.expose(Listen(port=port), services)
+    telemetry.expose(Listen(port=port))
+    telemetry.count_scheduler_errors(services)
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as reply:
         text = reply.read().decode()
     assert "# TYPE respawn_detection_latency_seconds histogram" in text
     assert "# TYPE respawn_incidents_total counter" in text
     assert isinstance(services.slurm.transport, telemetry.ErrorCountingTransport)
 
-    telemetry.expose(Listen(port=port), build_services(services.config))  # taken: said, and carried on
+    telemetry.expose(Listen(port=port))  # taken: said, and carried on
     assert "cannot serve metrics" in caplog.text
     services.audit.close()
 

@@ -8,13 +8,15 @@ import logging
 import socket
 import sys
 import time
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
-from respawn.config.cluster import ClusterConfig
+from respawn.config.cluster import ClusterConfig, Listen, TelemetrySettings
 from respawn.services import wait_for_services, wait_for_temporal
+from respawn.workers.detector import run_detector
 
 TEST_SERVER = Path(sys.executable).parent / "temporal-test-server"
 
@@ -86,3 +88,26 @@ async def test_a_sqlite_audit_file_is_opened_at_once_without_waiting(tmp_path):
     services = await wait_for_services(_config(tmp_path), asyncio.Event())
     assert services is not None
     await services.close()
+
+
+async def test_a_detector_waiting_for_its_database_serves_its_metrics_meanwhile(tmp_path):
+    """What a pod's liveness probe asks (deploy/kubernetes): the process answers while it waits."""
+    port = _unused_port()
+    config = _config(tmp_path, f"postgresql://respawn@127.0.0.1:{_unused_port()}/respawn")
+    config = config.model_copy(update={"telemetry": TelemetrySettings(detector=Listen(port=port))})
+    stop = asyncio.Event()
+    detector = asyncio.create_task(run_detector(config, stop))
+
+    def scraped() -> bool:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as reply:
+                return reply.status == 200
+        except OSError:
+            return False
+
+    deadline = time.monotonic() + 10
+    while not await asyncio.to_thread(scraped):
+        assert time.monotonic() < deadline and not detector.done(), "no metrics while the detector waits"
+        await asyncio.sleep(0.05)
+    stop.set()
+    await asyncio.wait_for(detector, timeout=5)
