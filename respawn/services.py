@@ -10,13 +10,15 @@ from pathlib import Path
 from typing import TypeVar
 
 from sqlalchemy.exc import OperationalError
+from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.service import RPCError, RPCStatusCode
 
 from respawn.attribution.matcher import Matcher
 from respawn.attribution.runbook import Catalogue
 from respawn.audit.trail import AuditTrail
-from respawn.config.cluster import ClusterConfig, SchedulerAccess
+from respawn.config.cluster import ClusterConfig, ConfigError, SchedulerAccess
 from respawn.scheduler.slurm import Slurm
 from respawn.scheduler.transport import LocalTransport, SshTransport
 from respawn.sources.progress import ProgressPatterns, ProgressReader
@@ -97,13 +99,35 @@ async def wait_for_services(config: ClusterConfig, stop: asyncio.Event) -> Servi
 
 async def wait_for_temporal(config: ClusterConfig, stop: asyncio.Event) -> Client | None:
     """A daemon's connection to Temporal, tried until it answers (None: told to stop first).
-    RuntimeError: the SDK's error for a server that does not answer."""
+    RuntimeError: the SDK's error for a server that does not answer; RPCError: one that does
+    not answer yet (starting, or its database not up)."""
     where = f"Temporal at {config.temporal.address}"
-    return await _until_it_answers(where, lambda: connect_temporal(config), RuntimeError, stop)
+    return await _until_it_answers(where, lambda: _namespace_client(config), (RuntimeError, RPCError), stop)
+
+
+async def _namespace_client(config: ClusterConfig) -> Client:
+    """A client whose namespace exists. A namespace that does not is a configuration mistake, said
+    in one line (exit status 2: the units do not restart for it), not a worker's traceback at its
+    validation or a detector that starts and fails at its first delivery."""
+    client = await connect_temporal(config)
+    namespace = config.temporal.namespace
+    try:
+        await client.workflow_service.describe_namespace(DescribeNamespaceRequest(namespace=namespace))
+    except RPCError as exc:
+        if exc.status is RPCStatusCode.NOT_FOUND:
+            raise ConfigError(
+                f"temporal.namespace: no namespace {namespace!r} at {config.temporal.address} "
+                f"(temporal operator namespace create --namespace {namespace}, or set temporal.namespace)"
+            ) from None
+        raise
+    return client
 
 
 async def _until_it_answers(
-    what: str, attempt: Callable[[], Awaitable[T]], unreachable: type[Exception], stop: asyncio.Event
+    what: str,
+    attempt: Callable[[], Awaitable[T]],
+    unreachable: type[Exception] | tuple[type[Exception], ...],
+    stop: asyncio.Event,
 ) -> T | None:
     """`attempt()` until it does not fail with `unreachable`, 1 s apart doubling to 30 s.
 

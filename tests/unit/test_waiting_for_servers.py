@@ -1,7 +1,8 @@
 """The worker and the detector wait for their servers at their start (respawn/services.py):
 Temporal, and a PostgreSQL audit store. A daemon started before the server connects once it
 answers, one told to stop while it waits stops, and what it logs never holds a password. (A
-database created late: tests/integration/test_store.py.)"""
+database created late: tests/integration/test_store.py; a namespace that does not exist:
+tests/integration/test_daemon_start.py.)"""
 
 import asyncio
 import logging
