@@ -31,6 +31,15 @@ _RETRY_FIRST_S = 1.0  # a daemon's first wait for a server that does not answer,
 _RETRY_MAX_S = 30.0
 # The SDK's connect error is its Rust transport's debug print; the operating system's words are in it.
 _OS_REASON = re.compile(r'message: "([^"]+)"')
+# What a server says while it starts or is overloaded: worth waiting for. Any other refusal is the settings'.
+_TRANSIENT = {
+    RPCStatusCode.UNAVAILABLE,
+    RPCStatusCode.DEADLINE_EXCEEDED,
+    RPCStatusCode.RESOURCE_EXHAUSTED,
+    RPCStatusCode.ABORTED,
+    RPCStatusCode.INTERNAL,
+    RPCStatusCode.UNKNOWN,
+}
 
 
 @dataclass
@@ -99,8 +108,8 @@ async def wait_for_services(config: ClusterConfig, stop: asyncio.Event) -> Servi
 
 async def wait_for_temporal(config: ClusterConfig, stop: asyncio.Event) -> Client | None:
     """A daemon's connection to Temporal, tried until it answers (None: told to stop first).
-    RuntimeError: the SDK's error for a server that does not answer; RPCError: one that does
-    not answer yet (starting, or its database not up)."""
+    RuntimeError: the SDK's error for a server that does not answer; RPCError: one that cannot
+    answer yet (starting, its database not up, overloaded)."""
     where = f"Temporal at {config.temporal.address}"
     return await _until_it_answers(where, lambda: _namespace_client(config), (RuntimeError, RPCError), stop)
 
@@ -114,12 +123,15 @@ async def _namespace_client(config: ClusterConfig) -> Client:
     try:
         await client.workflow_service.describe_namespace(DescribeNamespaceRequest(namespace=namespace))
     except RPCError as exc:
+        if exc.status in _TRANSIENT:
+            raise  # waited for
         if exc.status is RPCStatusCode.NOT_FOUND:
             raise ConfigError(
                 f"temporal.namespace: no namespace {namespace!r} at {config.temporal.address} "
                 f"(temporal operator namespace create --namespace {namespace}, or set temporal.namespace)"
             ) from None
-        raise
+        # Refused (permission, authentication, an invalid request): the settings', not the server's.
+        raise ConfigError(f"temporal: {config.temporal.address} refused: {exc.status.name}: {exc.message}") from None
     return client
 
 
