@@ -23,6 +23,8 @@ from respawn.scheduler.slurm import Slurm
 
 log = logging.getLogger("respawn.advisor.controller")
 
+_UNREACHABLE_MAX_S = 30.0  # the longest wait between tries while the Advisor API does not answer
+
 
 class NotYet(Exception):
     """Slurm is between states (a requeued job still completing): try again at the next poll."""
@@ -37,13 +39,20 @@ class Controller:
         self._slurm, self._api = slurm, api
 
     async def run(self, stop: asyncio.Event, interval_s: float) -> None:
+        wait = interval_s
         while not stop.is_set():
             try:
                 await self.reconcile_once()
             except httpx.HTTPError as exc:
-                log.warning("Advisor API unreachable, trying again: %s", exc)
+                # A server down for an hour was a warning a second: back off, doubling to 30 s.
+                wait = min(2 * wait, max(interval_s, _UNREACHABLE_MAX_S))
+                log.warning("Advisor API unreachable (%s); trying again in %g s", exc, wait)
+            else:
+                if wait != interval_s:
+                    log.info("Advisor API answers again")
+                wait = interval_s
             try:
-                await asyncio.wait_for(stop.wait(), timeout=interval_s)
+                await asyncio.wait_for(stop.wait(), timeout=wait)
             except TimeoutError:
                 pass
 
