@@ -101,7 +101,10 @@ async def wait_for_services(config: ClusterConfig, stop: asyncio.Event) -> Servi
     """A daemon's services, built once the audit store answers (None: told to stop first). A
     SQLite file has no server to wait for: a path it cannot open is a mistake, shown at once."""
     if isinstance(config.audit_db, Path):
-        return build_services(config)
+        try:
+            return build_services(config)
+        except (OSError, OperationalError) as exc:
+            raise ConfigError(f"audit_db: cannot open {config.audit_db}: {why(exc)}") from None
     where = f"the audit store at {describe(config.audit_db)}"
     return await _until_it_answers(where, lambda: asyncio.to_thread(build_services, config), OperationalError, stop)
 

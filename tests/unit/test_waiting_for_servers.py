@@ -13,9 +13,10 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from respawn.config.cluster import ClusterConfig, Listen, TelemetrySettings
+from respawn.config.cluster import ClusterConfig, ConfigError, Listen, TelemetrySettings
 from respawn.services import wait_for_services, wait_for_temporal
 from respawn.workers.detector import run_detector
 
@@ -112,3 +113,11 @@ async def test_a_detector_waiting_for_its_database_serves_its_metrics_meanwhile(
         await asyncio.sleep(0.05)
     stop.set()
     await asyncio.wait_for(detector, timeout=5)
+
+
+async def test_a_sqlite_audit_file_that_cannot_be_opened_is_a_configuration_mistake(tmp_path):
+    """Not waited for, not a traceback: ConfigError, which `respawn` says in one line with exit
+    status 2, the status the systemd units do not restart for."""
+    (tmp_path / "a-folder").mkdir()
+    with pytest.raises(ConfigError, match=r"^audit_db: cannot open .*a-folder: unable to open database file$"):
+        await wait_for_services(_config(tmp_path, str(tmp_path / "a-folder")), asyncio.Event())
