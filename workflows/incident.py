@@ -36,7 +36,7 @@ with workflow.unsafe.imports_passed_through():
         StoppedDetails,
         SystemicDetails,
     )
-    from respawn.audit.report import describe
+    from respawn.audit.report import describe, timeline_entry
     from respawn.audit.trail import AuditEvent, EventType, incident_event
     from respawn.config.cluster import Mode
     from respawn.decision.decide import Decision
@@ -803,9 +803,7 @@ class IncidentWorkflow:
         per audit row written, as `respawn demo` prints its timeline: whoever opens the incident
         there reads what happened without the trail. Metadata the UI asks the worker for, no
         command in the history: replay is untouched."""
-        what = " ".join(
-            x for x in (",".join(event.nodes), event.pattern or "", event.action or "", describe(event)) if x
-        )
+        what = timeline_entry(event.nodes, event.pattern, event.action, describe(event))
         self._show_line(event.at, event.event_type.value, what)
 
     def _acted(self, result: ActionResult) -> None:

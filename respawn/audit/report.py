@@ -159,6 +159,12 @@ def jobs(config: ClusterConfig) -> list[dict[str, Any]]:
     return [j.row() for j in summarise(config).jobs.values()]
 
 
+def timeline_entry(nodes: list[str], pattern: str | None, action: str | None, detail: str) -> str:
+    """An event's nodes, pattern, action and what it says, on one line: a timeline's entry (the
+    demo's, the Temporal UI's details of an incident)."""
+    return " ".join(x for x in (",".join(nodes), pattern or "", action or "", detail) if x)
+
+
 def describe(row: AuditRow | AuditEvent) -> str:
     """One line on what an event says, for a timeline."""
     d = row.typed_details

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from respawn import sandbox
 from respawn.audit.details import DecidedDetails, JobEndDetails, ResumedDetails
-from respawn.audit.report import describe
+from respawn.audit.report import describe, timeline_entry
 from respawn.audit.trail import AuditRow, AuditTrail, EventType
 from respawn.config.cluster import ClusterConfig, SchedulerAccess, load_config
 from respawn.sandbox.lab import Lab
@@ -224,9 +224,7 @@ def _print_timeline(result: dict, say) -> None:
     if result["fault_at"]:
         say(f"  {result['fault_at']:%H:%M:%S.%f}"[:-3] + "  fault injected")
     for step in result["timeline"]:
-        extra = " ".join(
-            x for x in (",".join(step["nodes"]), step["pattern"] or "", step["action"] or "", step["detail"]) if x
-        )
+        extra = timeline_entry(step["nodes"], step["pattern"], step["action"], step["detail"])
         say(f"  {step['at']:%H:%M:%S.%f}"[:-3] + f"  {step['event']:<16} {extra}")
     say("")
     say(f"failure class     {result['failure_class']} (pattern {result['pattern']})")
