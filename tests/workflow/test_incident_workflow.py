@@ -188,9 +188,10 @@ async def run_incident(
     mark_silent_down: bool = False,
     launched: bool = False,
     after=None,
+    detection: Detection | None = None,
 ) -> IncidentResult:
     queue = f"q-{uuid.uuid4()}"
-    detection = Detection(
+    detection = detection or Detection(
         kind=DetectionKind.LOG_LINE, at=datetime.now(UTC), job_id=5, attempt=0, line="Xid 79", launched=launched
     )
     async with Worker(
@@ -277,10 +278,33 @@ async def test_the_temporal_ui_shows_the_incident_as_its_audit_trail_tells_it(en
     decided = next(line for line in shown if "**decided**" in line)
     assert "n2" in decided and "restart_excluding" in decided
     assert [line.split("** ")[1] for line in shown if "**acted**" in line] == [
-        "hold_job",
-        "exclude_nodes",
-        "release_job",
+        "`hold_job`",
+        "`exclude_nodes`",
+        "`release_job`",
     ]
+
+
+async def test_a_jobs_own_text_in_the_ui_details_is_literal_never_markup(env):
+    """The detection's line is what the job printed: in the Temporal UI it is a code span, with no
+    backtick of the job's to close it, so no link or image the job wrote is rendered."""
+    fakes = Fakes([XID], RESTART)
+    shown: list[str] = []
+
+    async def details(handle):
+        metadata = await handle.query("__temporal_workflow_metadata", result_type=WorkflowMetadata)
+        shown.extend(metadata.current_details.splitlines())
+
+    hostile = Detection(
+        kind=DetectionKind.LOG_LINE,
+        at=datetime.now(UTC),
+        job_id=5,
+        attempt=0,
+        line="Xid 79 `![x](http://evil/p.png)` [ok](javascript:alert(1))",
+    )
+    await run_incident(env, fakes, detection=hostile, after=details)
+    detected = next(line for line in shown if "**detected**" in line)
+    assert detected.endswith("`") and detected.count("`") == 4  # the time's span and the text's, nothing else
+    assert "![x](http://evil/p.png)" in detected and "[ok](javascript:alert(1))" in detected
 
 
 async def test_observe_mode_recommends_and_never_touches_the_scheduler(env):
