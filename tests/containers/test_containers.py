@@ -19,7 +19,7 @@ import pytest
 from respawn.audit.trail import EventType
 from respawn.config.cluster import SchedulerAccess
 from respawn.sandbox import containers, procs
-from respawn.sandbox.containers import ContainerLab, cluster, engine
+from respawn.sandbox.containers import ContainerLab, cluster, engine, stack
 from respawn.sandbox.containers.engine import EngineError
 from respawn.sandbox.labconfig import lab_config
 from respawn.sandbox.workload.faults import FaultKind, inject
@@ -126,6 +126,25 @@ async def test_ssh_reaches_the_head_container_only_with_its_pinned_host_key(idle
     other.write_text(f"[{ssh.host}]:{ssh.port} {idle.ssh_key.with_suffix('.pub').read_text()}")
     with pytest.raises(TransportError, match="cannot connect"):
         await transport(other).run(["hostname"])
+
+
+def test_a_head_whose_sshd_cannot_answer_is_reported_at_once_with_what_it_said(idle: ContainerLab):
+    """Waiting for the head's sshd ends as soon as the head is not running, and the error
+    carries its state, its output and its daemons' logs: where only the error is kept (a CI
+    log), it has to say why."""
+    with cluster.container(stack.engine(idle), idle, cluster.HEAD) as head:
+        head.pause()
+        try:
+            started = time.monotonic()
+            with pytest.raises(RuntimeError) as failed:
+                stack._pin_host_key(idle)
+            waited = time.monotonic() - started
+        finally:
+            head.unpause()
+    said = str(failed.value)
+    assert said.startswith("the head's sshd does not answer on 127.0.0.1:22122")
+    assert "head container: paused" in said and f"{idle.log_dir / 'sshd.log'}:" in said
+    assert waited < stack.SSH_TIMEOUT / 2, "the wait went on after the head stopped running"
 
 
 @pytest.mark.slow

@@ -19,6 +19,9 @@ from respawn.sandbox.containers.engine import Engine
 from respawn.sandbox.containers.lab import HOST, SSH_PORT, TEMPORAL_PORT, TEMPORAL_UI_PORT, ContainerLab
 
 NODES_TIMEOUT = 60.0
+# The container lane of `make test` runs niced beside the main lane on two cores: a deadline,
+# not a delay (the head's sshd answers within about 5 s here, even with every core busy).
+SSH_TIMEOUT = 90.0
 
 
 def engine(lab: ContainerLab) -> Engine:
@@ -204,18 +207,47 @@ def _pin_host_key(lab: ContainerLab) -> None:
     expected = lab.ssh_host_key.with_suffix(".pub").read_text().split()[:2]
     where = f"{HOST}:{SSH_PORT}"
 
+    complaint = ""  # ssh-keyscan's last words on stderr (refused, timed out...)
+
     def scanned() -> str | None:
+        nonlocal complaint
         result = procs.run(["ssh-keyscan", "-p", str(SSH_PORT), "-t", "ed25519", HOST], timeout=15)
+        complaint = result.stderr.strip()
         lines = [line for line in result.stdout.splitlines() if line and not line.startswith("#")]
         return lines[0] if len(lines) == 1 else None
 
-    if not procs.wait_until(lambda: scanned() is not None, 30, interval=0.5):
-        raise RuntimeError(f"the head's sshd does not answer on {where}; see {lab.log_dir / 'sshd.log'}")
+    def answered_or_gone() -> bool:
+        return scanned() is not None or _state(lab, cluster.HEAD) != "running"
+
+    procs.wait_until(answered_or_gone, SSH_TIMEOUT, interval=0.5)
     line = scanned()
+    if line is None:
+        raise RuntimeError(
+            f"the head's sshd does not answer on {where} ({complaint or 'no answer'})\n{_head_said(lab)}"
+        )
     # A known_hosts line is "host keytype base64"; the .pub file is "keytype base64 comment".
-    if line is None or line.split()[1:3] != expected:
+    if line.split()[1:3] != expected:
         raise RuntimeError(f"ssh-keyscan of {where} did not return the head's host key: {line!r}")
     lab.known_hosts.write_text(line + "\n")
+
+
+def _state(lab: ContainerLab, host: str) -> str:
+    return cluster.states(engine(lab), lab).get(host, "missing")
+
+
+def _head_said(lab: ContainerLab) -> str:
+    """The head container's state and the last words of its programs, so that a failed start
+    explains itself where only the error is kept (a CI log)."""
+    with cluster.container(engine(lab), lab, cluster.HEAD) as handle:
+        handle.reload()
+        state = handle.attrs["State"]
+        output = handle.logs(tail=15).decode(errors="replace").rstrip()
+    error = f": {state['Error']}" if state.get("Error") else ""
+    said = [f"head container: {state['Status']} (exit code {state.get('ExitCode')}){error}"]
+    said.append(f"its output:\n{output or '(none)'}")
+    for log in ("sshd.log", "munged-head.log"):
+        said.append(f"{lab.log_dir / log}:\n{procs.log_tail(lab.log_dir / log, lines=8)}")
+    return "\n".join(said)
 
 
 def _ensure_running(eng: Engine, lab: ContainerLab, host: str) -> None:
