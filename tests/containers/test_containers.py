@@ -11,8 +11,10 @@ cluster at once.
 """
 
 import fcntl
+import platform
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -65,6 +67,15 @@ def test_no_container_engine_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setenv("RESPAWN_CONTAINER_ENGINE", "lxc")
     with pytest.raises(EngineError, match="expected podman or docker"):
         engine.start(tmp_path / "etc", tmp_path / "run", tmp_path / "log")
+
+
+def test_a_docker_engine_builds_on_the_debian_release_of_this_host(monkeypatch):
+    """The nodes run the host's Python, linked against its release's libraries: a Debian 13
+    host needs debian:13 under its nodes, not debian:12."""
+    this_release = Path("/etc/debian_version").read_text().split(".")[0]
+    assert engine.docker_base_image() == f"debian:{this_release}"
+    monkeypatch.setattr(platform, "freedesktop_os_release", lambda: {"ID": "debian", "VERSION_ID": "13"})
+    assert engine.docker_base_image() == "debian:13"
 
 
 def test_host_and_cluster_see_one_config_path_with_their_own_controller_address(tmp_path):

@@ -1,7 +1,7 @@
 """The images built here without a registry, each reused while its inputs stay the same.
 
 The base is Debian from `debootstrap` (minbase, this host's suite and apt mirror)
-imported into Podman, or the registry's debian:12 on a Docker engine. The node
+imported into Podman, or the registry's Debian of this host's release on a Docker engine. The node
 image adds Slurm, munge and sshd with apt-get. The Respawn image (`respawn_image`,
 `make image`, deploy/Containerfile) adds Debian's Python and the project's wheels,
 built on this host. Each image's tag is a hash of what went into it, so a second
