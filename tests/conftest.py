@@ -5,7 +5,6 @@ Nothing is skipped when Slurm, munge or sshd are missing: `up` fails loudly.
 
 import fcntl
 import shutil
-import socket
 import sys
 import tempfile
 import uuid
@@ -24,6 +23,7 @@ from respawn.attribution.runbook import Catalogue
 from respawn.sandbox import Lab, down, postgres, reset, status, up
 from respawn.sandbox import lab as make_lab
 from respawn.workflows.search import CLUSTER, FAILURE_CLASS, JOB_ID, PHASE
+from tests.ports import unused_port
 
 # The fixtures of this host's Slurm labs: the sandbox, and the 24.11 chroot lab's
 # (tests/integration/test_slurm_2411.py). Their nodes are processes of this host, with the same
@@ -70,10 +70,7 @@ def postgres_server() -> Iterator[postgres.Postgres]:
     """Debian's PostgreSQL, this session's own (a new cluster in /tmp on a free port, so
     sessions and xdist workers never share one); stopped and removed at the end."""
     folder = Path(tempfile.mkdtemp(prefix="respawn-pg-"))
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = postgres.Postgres(folder, port=port)
+    server = postgres.Postgres(folder, port=unused_port())
     try:
         postgres.start(server)
         yield server

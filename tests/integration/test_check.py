@@ -8,7 +8,6 @@ exporters with the node's label relabelled from `Hostname` to `node`.
 
 import json
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -22,15 +21,10 @@ import pytest
 from respawn.config.cluster import ClusterConfig
 from respawn.sandbox import Lab, dcgm
 from respawn.sandbox.labconfig import lab_config
+from tests.ports import unused_port
 from tests.recovery_stack import write_config
 
 XID = "DCGM_FI_DEV_XID_ERRORS"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _ask(url: str, promql: str) -> list[dict]:
@@ -56,7 +50,7 @@ scrape_configs:
     for name, text in (("empty", "scrape_configs: []\n"), ("relabelled", relabelled)):
         root = tmp_path_factory.mktemp(f"prometheus-{name}")
         (root / "prometheus.yml").write_text(text)
-        port = _free_port()
+        port = unused_port()
         argv = [
             shutil.which("prometheus") or "prometheus",
             f"--config.file={root / 'prometheus.yml'}",
@@ -133,10 +127,10 @@ def test_with_nothing_answering_each_check_fails_within_its_timeout_and_the_patt
         {
             "cluster": "nowhere",
             "environments": {"e": {}},
-            "temporal": {"address": f"127.0.0.1:{_free_port()}"},
+            "temporal": {"address": f"127.0.0.1:{unused_port()}"},
             "scheduler": {"slurm_bin_dir": str(tmp_path / "no-slurm")},
             "logs": {"job_output": str(tmp_path / "slurm-%j.out"), "kernel_log": str(tmp_path / "{node}.log")},
-            "metrics": {"prometheus_url": f"http://127.0.0.1:{_free_port()}"},
+            "metrics": {"prometheus_url": f"http://127.0.0.1:{unused_port()}"},
             "audit_db": str(tmp_path / "audit.db"),
         }
     )
@@ -258,7 +252,7 @@ def test_relabelled_metrics_name_the_label_to_set_and_pass_once_it_is_set(
 def test_an_unreachable_prometheus_and_a_missing_namespace_fail(sandbox, running_job, tmp_path):
     config = _with(
         lab_config(sandbox),
-        metrics={"prometheus_url": f"http://127.0.0.1:{_free_port()}", "timeout_s": 1},
+        metrics={"prometheus_url": f"http://127.0.0.1:{unused_port()}", "timeout_s": 1},
         temporal={"address": sandbox.temporal_address, "namespace": "respawn-check-absent"},
     )
     rc, checks = _check(config, tmp_path / "unreachable.yaml", running_job)

@@ -1,7 +1,6 @@
 """What `respawn serve` logs: the real command, scraped as Prometheus scrapes it."""
 
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -10,15 +9,14 @@ from pathlib import Path
 import httpx
 
 from respawn.config.cluster import ClusterConfig
+from tests.ports import unused_port
 from tests.recovery_stack import write_config
 
 RESPAWN = Path(sys.executable).with_name("respawn")
 
 
 def test_the_access_log_leaves_out_successful_scrapes_and_keeps_the_rest(tmp_path):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = unused_port()
     config = ClusterConfig.model_validate(
         {
             "cluster": "c1",

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from respawn.config.cluster import ClusterConfig
+from tests.ports import unused_port
 from tests.recovery_stack import respawn_running, until, write_config
 
 
@@ -25,12 +26,6 @@ def _checks(result: subprocess.CompletedProcess) -> dict[str, dict]:
     return {c["name"]: c for c in json.loads(result.stdout)["checks"]}
 
 
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_status_says_what_is_down_and_exits_non_zero_within_its_timeout(tmp_path):
     (tmp_path / "no-slurm").mkdir()
     with socket.socket() as silent:  # accepts connections, never answers
@@ -41,7 +36,7 @@ def test_status_says_what_is_down_and_exits_non_zero_within_its_timeout(tmp_path
                 {
                     "cluster": "nowhere",
                     "environments": {"e": {}},
-                    "temporal": {"address": f"127.0.0.1:{_closed_port()}"},
+                    "temporal": {"address": f"127.0.0.1:{unused_port()}"},
                     "scheduler": {"slurm_bin_dir": str(tmp_path / "no-slurm")},
                     "logs": {"job_output": str(tmp_path / "{job_id}.out")},
                     "audit_db": str(tmp_path / "audit.db"),
@@ -110,7 +105,7 @@ async def test_status_of_the_sandbox_with_respawn_running(sandbox):
         assert re.search(r"^open incidents: \d+$", table.stdout, re.MULTILINE)
 
         # Temporal gone (a wrong address): required, so the answer is no, and the rest still says yes.
-        temporal = config.temporal.model_copy(update={"address": f"127.0.0.1:{_closed_port()}"})
+        temporal = config.temporal.model_copy(update={"address": f"127.0.0.1:{unused_port()}"})
         broken = write_config(config.model_copy(update={"temporal": temporal}), sandbox.root / "status-broken.yaml")
         result = _status(broken, "--json")
         assert result.returncode == 1

@@ -5,7 +5,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ from respawn.sandbox import Lab
 from respawn.sandbox.workload import faults
 from respawn.sandbox.workload.faults import FaultKind
 from respawn.sandbox.workload.submit import TRAINER, checkpoint_dir, output_path, submit
+from tests.ports import unused_port
 
 STARTED = re.compile(r"^\[rank(?P<rank>\d+)\]: starting rank (?P=rank) world_size (?P<world>\d+) node (?P<node>\S+) ")
 PROGRESS = re.compile(
@@ -55,12 +55,6 @@ def steps_by_rank(text: list[str]) -> dict[int, list[int]]:
 _local_job_ids = itertools.count(300 + os.getpid() % 20 * 10)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class LocalJob:
     """`world` ranks of train.py for Slurm job `job_id`, rank r posing as node r+1."""
 
@@ -70,7 +64,7 @@ class LocalJob:
         self.procs: list[subprocess.Popen[bytes]] = []
         # A port free now, not the job id's: these run beside the labs' jobs (make test), whose
         # job ids would give the same port.
-        port = _free_port()
+        port = unused_port()
         for rank, log in enumerate(self.logs):
             env = {
                 **local.env(),  # SLURM_CONF marks the processes as this lab's, as sbatch's export does

@@ -3,7 +3,6 @@ it tries again less and less often, doubling its wait, instead of a warning at e
 
 import asyncio
 import logging
-import socket
 import time
 
 import httpx
@@ -11,12 +10,11 @@ import httpx
 from respawn.advisor.controller import Controller
 from respawn.scheduler.slurm import Slurm
 from respawn.scheduler.transport import LocalTransport
+from tests.ports import unused_port
 
 
 async def test_an_unreachable_advisor_api_is_tried_again_less_and_less_often(caplog):
-    with socket.socket() as s:  # a port nothing listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = unused_port()
     caplog.set_level(logging.WARNING, logger="respawn.advisor.controller")
     stop = asyncio.Event()
     async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as api:

@@ -7,7 +7,6 @@ Each test can replace its answer to play a broken or hostile service.
 
 import asyncio
 import json
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -30,6 +29,7 @@ from respawn.wire.attribution import Attribution, AttributionSource
 from respawn.wire.evidence import Evidence, LineSource, LogLine
 from respawn.wire.incident import AssessRequest, Gathered, IncidentInput
 from respawn.wire.taxonomy import CauseLayer, FailureClass
+from tests.ports import unused_port
 
 TIMEOUT = (
     "[rank{r}]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog caught collective "
@@ -325,9 +325,7 @@ async def test_a_bad_answer_falls_back_and_says_why(service, catalogue, matcher,
 
 
 async def test_nothing_listening_falls_back(catalogue, matcher):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]  # free once closed: nobody listens there
+    port = unused_port()
     _, got = await own_and_hooked(catalogue, matcher, hook(f"http://127.0.0.1:{port}/"), evidence())
     assert got.source is AttributionSource.RUNBOOKS and got.hook_error.startswith("request failed: ConnectError")
 

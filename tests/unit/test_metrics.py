@@ -8,7 +8,6 @@ difference between before and after.
 
 import logging
 import os
-import socket
 import subprocess
 import time
 import urllib.request
@@ -38,6 +37,7 @@ from respawn.services import build_services
 from respawn.surfaces import telemetry
 from respawn.surfaces.server.app import create_app
 from respawn.wire.incident import ActionRequest, FollowRequest
+from tests.ports import unused_port
 
 ENROLLED = '{"respawn":{"environment":"demo","mode":"action"}}'
 IID = "incident-m1-7-0"
@@ -352,15 +352,9 @@ def test_a_hang_is_timed_from_when_the_job_went_silent():
     ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_metrics_are_served_where_the_config_says_and_a_busy_port_is_not_fatal(tmp_path, caplog):
     services = build_services(_config(tmp_path))
-    port = _free_port()
+    port = unused_port()
     telemetry.expose(Listen(port=port))
     telemetry.count_scheduler_errors(services)
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as reply:

@@ -6,7 +6,6 @@ tests/integration/test_daemon_start.py.)"""
 
 import asyncio
 import logging
-import socket
 import sys
 import time
 import urllib.request
@@ -19,14 +18,9 @@ from temporalio.testing import WorkflowEnvironment
 from respawn.config.cluster import ClusterConfig, ConfigError, Listen, TelemetrySettings
 from respawn.services import wait_for_services, wait_for_temporal
 from respawn.workers.detector import run_detector
+from tests.ports import unused_port
 
 TEST_SERVER = Path(sys.executable).parent / "temporal-test-server"
-
-
-def _unused_port() -> int:
-    with socket.socket() as s:  # a port nothing listens on, yet
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _config(tmp_path: Path, audit_db: str | None = None) -> ClusterConfig:
@@ -36,7 +30,7 @@ def _config(tmp_path: Path, audit_db: str | None = None) -> ClusterConfig:
             "environments": {"demo": {"max_mode": "observe"}},
             "logs": {"job_output": str(tmp_path / "slurm-{job_id}.out")},
             "audit_db": audit_db or str(tmp_path / "audit.db"),
-            "temporal": {"address": f"127.0.0.1:{_unused_port()}"},
+            "temporal": {"address": f"127.0.0.1:{unused_port()}"},
         }
     )
 
@@ -75,7 +69,7 @@ async def test_a_daemon_told_to_stop_while_it_waits_stops_without_a_client(tmp_p
 
 
 async def test_a_daemon_waits_for_an_unreachable_audit_database_and_never_logs_its_password(tmp_path, caplog):
-    config = _config(tmp_path, f"postgresql://respawn:s3cret-pw@127.0.0.1:{_unused_port()}/respawn")
+    config = _config(tmp_path, f"postgresql://respawn:s3cret-pw@127.0.0.1:{unused_port()}/respawn")
     caplog.set_level(logging.WARNING, logger="respawn.services")
     stop = asyncio.Event()
     waiting = asyncio.create_task(wait_for_services(config, stop))
@@ -94,8 +88,8 @@ async def test_a_sqlite_audit_file_is_opened_at_once_without_waiting(tmp_path):
 
 async def test_a_detector_waiting_for_its_database_serves_its_metrics_meanwhile(tmp_path):
     """What a pod's liveness probe asks (deploy/kubernetes): the process answers while it waits."""
-    port = _unused_port()
-    config = _config(tmp_path, f"postgresql://respawn@127.0.0.1:{_unused_port()}/respawn")
+    port = unused_port()
+    config = _config(tmp_path, f"postgresql://respawn@127.0.0.1:{unused_port()}/respawn")
     config = config.model_copy(update={"telemetry": TelemetrySettings(detector=Listen(port=port))})
     stop = asyncio.Event()
     detector = asyncio.create_task(run_detector(config, stop))

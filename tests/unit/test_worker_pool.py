@@ -3,19 +3,13 @@ not asyncio's default of cpu_count + 4 threads: in a storm every incident's evid
 behind others' reads (BENCHMARKS.md, "A failure storm")."""
 
 import asyncio
-import socket
 import threading
 import time
 from pathlib import Path
 
 from respawn.config.cluster import ClusterConfig
 from respawn.workers.worker import run_worker
-
-
-def _unused_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.ports import unused_port
 
 
 def test_the_workers_blocking_calls_run_on_its_own_pool_of_the_configured_size(tmp_path: Path):
@@ -25,7 +19,7 @@ def test_the_workers_blocking_calls_run_on_its_own_pool_of_the_configured_size(t
             "environments": {"demo": {"max_mode": "observe"}},
             "logs": {"job_output": str(tmp_path / "slurm-{job_id}.out")},
             "audit_db": str(tmp_path / "audit.db"),
-            "temporal": {"address": f"127.0.0.1:{_unused_port()}", "blocking_threads": 3},
+            "temporal": {"address": f"127.0.0.1:{unused_port()}", "blocking_threads": 3},
         }
     )
 
