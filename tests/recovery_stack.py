@@ -21,6 +21,21 @@ from respawn.scheduler.slurm import JobInfo, Slurm
 from respawn.scheduler.transport import LocalTransport
 from respawn.wire.incident import incident_id
 
+# What one recovery by requeue writes, from the failure to the job's completion. RESUMED is the
+# follow activity reading the next attempt's first step (from the job's file or a log server).
+REQUEUED_WITHOUT_A_NODE = [
+    EventType.DETECTED,
+    EventType.ATTRIBUTED,
+    EventType.DECIDED,
+    EventType.HELD,
+    EventType.EXCLUDED,
+    EventType.RELEASED,
+    EventType.ATTEMPT_STARTED,
+    EventType.RESUMED,
+    EventType.INCIDENT_CLOSED,
+    EventType.JOB_COMPLETED,
+]
+
 
 def sbatch(lab: Lab, *args: str) -> int:
     """Submit a job to the lab's Slurm, its output where the detector reads it; its id."""
@@ -157,6 +172,17 @@ class Cluster:
             )
             audit = [t.value for t in self.types(job_id)]
             raise Timeout(f"{timeout_}; job: {where}; audit: {audit}{self._complaints()}") from None
+
+    async def wait_requeued_without(self, job_id: int, node: str) -> list[AuditRow]:
+        """The job completed after one requeue without `node`, and the audit trail tells that
+        story in order, every row once; returns its rows."""
+        job = await self.wait_state(job_id, {"COMPLETED"}, min_restarts=1)
+        assert job.restart_count == 1
+        assert node in job.excluded_nodes and node not in job.nodes
+        await until(lambda: EventType.JOB_COMPLETED in self.types(job_id), 30, "the completion in the audit trail")
+        rows = self.events(job_id)
+        assert [r.event_type for r in rows if r.event_type is not EventType.ENROLLED] == REQUEUED_WITHOUT_A_NODE
+        return rows
 
     def _complaints(self, last: int = 8) -> str:
         """The last warnings and errors the Respawn processes logged since this view was made, one block per log."""
