@@ -16,6 +16,7 @@ come from Debian here, the same release as the host's.
 import hashlib
 import io
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -73,8 +74,7 @@ def node_image(engine: Engine, log: Path) -> str:
 
 def host_release() -> tuple[str, str]:
     """(suite, mirror) of this host: its codename and the Debian mirror apt uses for it."""
-    fields = dict(line.split("=", 1) for line in Path("/etc/os-release").read_text().splitlines() if "=" in line)
-    suite = fields.get("VERSION_CODENAME", "").strip('"')
+    suite = platform.freedesktop_os_release().get("VERSION_CODENAME", "")
     if not suite:
         raise EngineError("/etc/os-release names no VERSION_CODENAME: cannot pick a debootstrap suite")
     sources = [Path("/etc/apt/sources.list"), *sorted(Path("/etc/apt/sources.list.d").glob("*"))]
