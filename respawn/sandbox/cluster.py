@@ -330,6 +330,22 @@ def node_states(lab: Lab) -> dict[str, NodeInfo]:
         return {}
 
 
+def why_not_up(lab: Lab) -> str:
+    """The nodes' states, what sinfo and the controller's log say: for the error of nodes that
+    did not come up, which has to say why where only the error is kept (a CI log)."""
+    result = procs.run(["sinfo", "--json"], env=lab.env(), timeout=15)
+    if result.returncode:
+        seen = f"sinfo exited {result.returncode}: {result.stderr.strip()[-300:]}"
+    else:
+        try:
+            nodes = parse_sinfo_json(result.stdout)
+            seen = ", ".join(f"{n.name} {'+'.join([n.state.value, *n.flags])}" for n in nodes) or "no nodes"
+        except SchedulerError as unreadable:
+            seen = f"sinfo's answer unreadable: {unreadable}"
+    log = lab.log_dir / "slurmctld.log"
+    return f"{seen}; last lines of {log}:\n{procs.log_tail(log, lines=8)}"
+
+
 def nodes_up(lab: Lab, nodes: list[str]) -> bool:
     """Whether the controller sees every one of `nodes` responding and not DOWN (drained is up)."""
     states = node_states(lab)

@@ -151,5 +151,4 @@ def _make_dirs(lab: Lab) -> None:
 def _wait_nodes(lab: Lab, nodes: list[str] | None = None) -> None:
     wanted = lab.nodes if nodes is None else nodes
     if not procs.wait_until(lambda: cluster.nodes_up(lab, wanted), NODES_TIMEOUT, interval=0.1):
-        states = cluster.node_states(lab)
-        raise RuntimeError(f"nodes not up after {NODES_TIMEOUT:.0f} s: {states}")
+        raise RuntimeError(f"nodes not up after {NODES_TIMEOUT:.0f} s: {cluster.why_not_up(lab)}")

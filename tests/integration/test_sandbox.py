@@ -11,10 +11,11 @@ from typing import TypeVar
 
 import pytest
 
-from respawn.sandbox import Lab, down, kill_node, procs, reset, start_node, status, up
+from respawn.sandbox import Lab, cluster, down, kill_node, procs, reset, start_node, status, up
 from respawn.sandbox.polling import until
 from respawn.scheduler.slurm import JobInfo, Slurm
 from respawn.scheduler.transport import LocalTransport
+from tests.ports import unused_port
 from tests.recovery_stack import sbatch
 
 T = TypeVar("T")
@@ -29,6 +30,19 @@ def slurm(sandbox: Lab) -> Slurm:
 async def job_in(slurm: Slurm, job_id: int, states: set[str]) -> JobInfo | None:
     job = await slurm.job(job_id)
     return job if job.state in states else None
+
+
+def test_nodes_that_do_not_come_up_are_explained_by_sinfo_and_the_controllers_log(tmp_path) -> None:
+    """What `up` raises when the nodes never come up, since a CI log keeps only the error: here a
+    lab configured, its controller never started."""
+    lab = Lab(root=tmp_path, slurmctld_port=unused_port())
+    lab.log_dir.mkdir(parents=True)
+    lab.slurm_conf.parent.mkdir(parents=True)
+    lab.slurm_conf.write_text(cluster.slurm_conf(lab, ["node1"]))  # not configure(): /etc/hosts is shared
+    (lab.log_dir / "slurmctld.log").write_text("error: Incompatible versions of client and server code\n")
+    said = cluster.why_not_up(lab)
+    assert said.startswith("sinfo") and "node1 idle" not in said
+    assert said.endswith("slurmctld.log:\nerror: Incompatible versions of client and server code")
 
 
 def test_up_is_idempotent(sandbox: Lab) -> None:

@@ -270,8 +270,7 @@ def _ensure_running(eng: Engine, lab: ContainerLab, host: str) -> None:
 
 def _wait_nodes(lab: ContainerLab, nodes: list[str]) -> None:
     if not procs.wait_until(lambda: host_daemons.nodes_up(lab, nodes), NODES_TIMEOUT, interval=0.5):
-        states = host_daemons.node_states(lab)
-        raise RuntimeError(f"nodes not up after {NODES_TIMEOUT:.0f} s: {states}; logs in {lab.log_dir}")
+        raise RuntimeError(f"nodes not up after {NODES_TIMEOUT:.0f} s: {host_daemons.why_not_up(lab)}")
 
 
 def _check_node(lab: ContainerLab, node: str) -> None:
