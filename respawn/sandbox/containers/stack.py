@@ -238,13 +238,16 @@ def _state(lab: ContainerLab, host: str) -> str:
 def _head_said(lab: ContainerLab) -> str:
     """The head container's state and the last words of its programs, so that a failed start
     explains itself where only the error is kept (a CI log)."""
-    with cluster.container(engine(lab), lab, cluster.HEAD) as handle:
-        handle.reload()
-        state = handle.attrs["State"]
-        output = handle.logs(tail=15).decode(errors="replace").rstrip()
-    error = f": {state['Error']}" if state.get("Error") else ""
-    said = [f"head container: {state['Status']} (exit code {state.get('ExitCode')}){error}"]
-    said.append(f"its output:\n{output or '(none)'}")
+    if _state(lab, cluster.HEAD) == "missing":
+        said = ["head container: missing (removed)"]
+    else:
+        with cluster.container(engine(lab), lab, cluster.HEAD) as handle:
+            handle.reload()
+            state = handle.attrs["State"]
+            output = handle.logs(tail=15).decode(errors="replace").rstrip()
+        error = f": {state['Error']}" if state.get("Error") else ""
+        said = [f"head container: {state['Status']} (exit code {state.get('ExitCode')}){error}"]
+        said.append(f"its output:\n{output or '(none)'}")
     for log in ("sshd.log", "munged-head.log"):
         said.append(f"{lab.log_dir / log}:\n{procs.log_tail(lab.log_dir / log, lines=8)}")
     return "\n".join(said)
