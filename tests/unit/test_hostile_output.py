@@ -6,6 +6,7 @@ of made-up rank tags, or a userspace program's imitation of a kernel line.
 """
 
 import os
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -124,21 +125,27 @@ def test_a_file_not_owned_by_the_jobs_user_is_refused(tmp_path: Path) -> None:
     assert read_lines(out, 0, owner_uid=mine) == (["step 1 loss 2.0"], 16)
 
 
-def test_an_unreadable_file_is_refused(tmp_path: Path) -> None:
+def test_an_unreadable_file_is_refused() -> None:
     """A detector that is not root (the deployed units run as their own user) meets a file of
-    mode 000. Root reads any file, so as root the read is made by a child that gave root up."""
-    out = tmp_path / "job.out"
-    out.write_text("x\n")
-    out.chmod(0)
+    mode 000. Root reads any file, so as root the read is made by a child that gave root up;
+    the file is in a folder others may enter (pytest's folders are root's alone)."""
+    with tempfile.TemporaryDirectory(dir="/tmp") as shared:
+        Path(shared).chmod(0o755)
+        out = Path(shared) / "job.out"
+        out.write_text("x\n")
+        out.chmod(0)
 
-    def refusal() -> str:
-        try:
-            read_lines(out, 0)
-        except UnsafeOutput as refused:
-            return refused.reason
-        return "read"
+        def refusal() -> str:
+            try:
+                read_lines(out, 0)
+            except UnsafeOutput as refused:
+                return refused.reason
+            return "read"
 
-    assert (refusal() if os.geteuid() != 0 else _as_nobody(refusal)) == "permission denied"
+        assert (refusal() if os.geteuid() != 0 else _as_nobody(refusal)) == "permission denied"
+
+
+NOBODY = 65534
 
 
 def _as_nobody(call: Callable[[], str]) -> str:
@@ -159,9 +166,6 @@ def _as_nobody(call: Callable[[], str]) -> str:
         said = answer.read()
     os.waitpid(child, 0)
     return said
-
-
-NOBODY = 65534
 
 
 def test_a_missing_file_still_reads_as_nothing(tmp_path: Path) -> None:
