@@ -207,28 +207,26 @@ def _pin_host_key(lab: ContainerLab) -> None:
     expected = lab.ssh_host_key.with_suffix(".pub").read_text().split()[:2]
     where = f"{HOST}:{SSH_PORT}"
 
-    complaint = ""  # ssh-keyscan's last words on stderr (refused, timed out...)
+    answer: str | None = None  # ssh-keyscan's known_hosts line
+    complaint = ""  # and its last words on stderr (refused, timed out...)
 
-    def scanned() -> str | None:
-        nonlocal complaint
+    def answered_or_gone() -> bool:
+        nonlocal answer, complaint
         result = procs.run(["ssh-keyscan", "-p", str(SSH_PORT), "-t", "ed25519", HOST], timeout=15)
         complaint = result.stderr.strip()
         lines = [line for line in result.stdout.splitlines() if line and not line.startswith("#")]
-        return lines[0] if len(lines) == 1 else None
-
-    def answered_or_gone() -> bool:
-        return scanned() is not None or _state(lab, cluster.HEAD) != "running"
+        answer = lines[0] if len(lines) == 1 else None
+        return answer is not None or _state(lab, cluster.HEAD) != "running"
 
     procs.wait_until(answered_or_gone, SSH_TIMEOUT, interval=0.5)
-    line = scanned()
-    if line is None:
+    if answer is None:
         raise RuntimeError(
             f"the head's sshd does not answer on {where} ({complaint or 'no answer'})\n{_head_said(lab)}"
         )
     # A known_hosts line is "host keytype base64"; the .pub file is "keytype base64 comment".
-    if line.split()[1:3] != expected:
-        raise RuntimeError(f"ssh-keyscan of {where} did not return the head's host key: {line!r}")
-    lab.known_hosts.write_text(line + "\n")
+    if answer.split()[1:3] != expected:
+        raise RuntimeError(f"ssh-keyscan of {where} did not return the head's host key: {answer!r}")
+    lab.known_hosts.write_text(answer + "\n")
 
 
 def _state(lab: ContainerLab, host: str) -> str:
