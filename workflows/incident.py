@@ -814,8 +814,8 @@ class IncidentWorkflow:
         assert self._input is not None
         # `what` carries a job's own text (the line it printed): a code span, backticks out, so
         # the UI renders no link, image or markup of the job's making.
-        literal = f" `{what.replace('`', chr(39))}`" if what else ""
-        self._timeline.append(f"- `{at:%H:%M:%S}` **{label}**{literal}")
+        text = what.replace("`", "'")
+        self._timeline.append(f"- `{at:%H:%M:%S}` **{label}**" + (f" `{text}`" if text else ""))
         del self._timeline[:-_TIMELINE_SHOWN]  # an incident that relaunches in the job for days writes on
         head = f"job {self._input.job_id} on {self._input.cluster}, attempt {self._input.attempt} (times UTC)"
         workflow.set_current_details("\n".join([head, "", *self._timeline]))
