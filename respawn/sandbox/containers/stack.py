@@ -20,7 +20,7 @@ from respawn.sandbox.containers.lab import HOST, SSH_PORT, TEMPORAL_PORT, TEMPOR
 
 NODES_TIMEOUT = 60.0
 # The container lane of `make test` runs niced beside the main lane on two cores: a deadline,
-# not a delay (the head's sshd answers within about 5 s here, even with every core busy).
+# not a delay (the wait ends when sshd answers, or when the head has stopped).
 SSH_TIMEOUT = 90.0
 
 
