@@ -139,6 +139,29 @@ def run(
         return subprocess.CompletedProcess(list(argv), -1, "", f"timed out after {timeout:g} s")
 
 
+# A sandbox lives for weeks of runs, its daemons appending all the while (a Temporal log of
+# 70 MB after a few benchmark sessions): at each `up`, a log past the limit keeps its tail.
+LOG_LIMIT_BYTES = 32 << 20
+LOG_KEPT_BYTES = 4 << 20
+
+
+def trim_logs(folder: Path, limit: int = LOG_LIMIT_BYTES, kept: int = LOG_KEPT_BYTES) -> None:
+    """Cut each `*.log` in `folder` larger than `limit` to its last `kept` bytes, from its first
+    whole line, in place: a daemon still writing to it appends (every log here is opened for
+    appending), so it goes on at the new end, where a renamed file would keep growing unseen."""
+    for log in folder.glob("*.log"):
+        with open(log, "r+b") as f:
+            size = f.seek(0, os.SEEK_END)
+            if size <= limit:
+                continue
+            f.seek(size - kept - 1)  # one byte before: whether the kept part starts a line
+            tail = f.read()
+            tail = tail[tail.find(b"\n") + 1 :]
+            f.seek(0)
+            f.write(tail)
+            f.truncate()
+
+
 def check(result: subprocess.CompletedProcess[str], what: str) -> None:
     if result.returncode != 0:
         raise RuntimeError(f"{what} failed (rc {result.returncode}): {(result.stderr or result.stdout).strip()}")

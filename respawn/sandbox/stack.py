@@ -32,6 +32,7 @@ def up(lab: Lab, nodes: int = 4, ssh: bool = True, temporal: bool = True) -> Non
         _make_dirs(lab)
         cluster.configure(lab, nodes)
     _make_dirs(lab)
+    procs.trim_logs(lab.log_dir)
     cluster.start_munged(lab)
     if len(lab.nodes) != nodes:
         raise RuntimeError(f"the lab at {lab.root} runs {len(lab.nodes)} nodes, not {nodes}: take it down first")

@@ -52,6 +52,7 @@ def up(lab: ContainerLab, nodes: int = 4, ssh: bool = True, temporal: bool = Tru
         cluster.start_head(lab, image)
     elif len(lab.nodes) != nodes:
         raise RuntimeError(f"the lab at {lab.root} runs {len(lab.nodes)} nodes, not {nodes}: take it down first")
+    procs.trim_logs(lab.log_dir)
     host_daemons.start_munged(lab)
     for node in lab.nodes:
         _ensure_running(eng, lab, node)
