@@ -619,11 +619,20 @@ async def _start_or_signal(
             search_attributes=TypedSearchAttributes(
                 [SearchAttributePair(JOB_ID, str(detection.job_id)), SearchAttributePair(CLUSTER, config.cluster)]
             ),
+            static_summary=_summary(config.cluster, detection, mode),
         )
         log.info("detection %s for %s: %s", detection.kind.value, iid, detection.pattern or detection.node or "")
         return True
     except WorkflowAlreadyStartedError:
         return False
+
+
+def _summary(cluster: str, detection: Detection, mode: Mode) -> str:
+    """The incident's one line in the Temporal Web UI, kept in its history: it reads without a
+    worker (the story under "Current Details" is asked of one). Only what Respawn and Slurm
+    said, nothing the job printed: the kind of signal, the runbook pattern, Slurm's state."""
+    first = " ".join(filter(None, (detection.kind.value, detection.pattern, detection.job_state)))
+    return f"job {detection.job_id}, attempt {detection.attempt} on {cluster} ({mode.value}): {first}"
 
 
 def _enrolment_basis(job: JobInfo) -> str:

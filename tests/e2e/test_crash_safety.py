@@ -243,6 +243,9 @@ async def test_worker_killed_while_the_incident_waits_on_a_timer(make_stack, tem
     stack.worker.kill()
     killed = time.monotonic()
     assert stack.row(iid, EventType.ATTRIBUTED) is None, "the timer had already fired"
+    # With no worker to ask, the Web UI still says what the incident is (its start's summary).
+    summary = await (await temporal.get_workflow_handle(iid).describe()).static_summary()
+    assert summary is not None and summary.startswith(f"job {job_id}, attempt 0 on {stack.config.cluster} (action): ")
     stack.worker.start()
 
     await stack.wait_row(iid, EventType.HELD, 60)

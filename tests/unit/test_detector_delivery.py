@@ -91,3 +91,36 @@ async def test_a_storm_of_failures_reaches_temporal_side_by_side_each_job_in_its
     assert len(temporal.started) == 80 and temporal.most == 8  # bounded, and side by side
     # Within a job, the detections went in the order they were made (one after the other).
     assert all(temporal.started.count(f"incident-c1-{j}-0") == 2 for j in range(1, 41))
+
+
+class RecordingTemporal:
+    def __init__(self) -> None:
+        self.summaries: list[str] = []
+
+    async def start_workflow(self, *args, id: str, static_summary: str, **kwargs):
+        self.summaries.append(static_summary)
+
+
+async def test_an_incident_starts_with_a_summary_in_respawns_words_not_the_jobs(tmp_path):
+    config = ClusterConfig.model_validate(
+        {
+            "cluster": "c1",
+            "environments": {"demo": {"max_mode": "action"}},
+            "logs": {"job_output": str(tmp_path / "slurm-{job_id}.out")},
+            "audit_db": str(tmp_path / "audit.db"),
+        }
+    )
+    temporal = RecordingTemporal()
+    detector = Detector(build_services(config), temporal)
+    line = "NCCL WARN NET/IB : Got completion [see](http://example.invalid) `node9` **now**"
+    seen = Detection(
+        kind=DetectionKind.LOG_LINE,
+        at=datetime.now(UTC),
+        job_id=7,
+        attempt=2,
+        line=line,
+        pattern="nccl-ib-completion-error",
+    )
+
+    await detector._send(JobInfo(job_id=7, state="RUNNING"), Enrolment(environment="demo", mode=Mode.OBSERVE), seen)
+    assert temporal.summaries == ["job 7, attempt 2 on c1 (observe): log_line nccl-ib-completion-error"]
