@@ -1,0 +1,124 @@
+"""runbooks/benign.yaml: the vetoes, and look-alikes whose imitated class is not plain.
+
+Each line is a source's format string, in the wording of the version a comment names, filled in
+with made-up hosts, ids, numbers and paths; beside the failures, the neighbours each pattern must
+not take and the look-alikes that must stay benign.
+
+Sources: NVIDIA's Xid catalogue and nverror.h / gpu.c (the informational Xids and XID 154's
+recovery action to None); PyTorch's ProcessGroupNCCL.cpp ("should dump" on TCPStore) and
+TCPStore.cpp; NCCL's checks.h ("driver shutting down"), ibvwrap.cc's handled retries; Megatron-LM
+and DeepSpeed's loss scalers (loss_scaler.py, fused_optimizer.py); PyTorch's MPS fallback and
+PaddlePaddle's device notice. Each veto names the benign pattern that silences the line and,
+where the case says so, the failure pattern it would otherwise hit.
+"""
+
+import pytest
+
+from respawn.attribution.attribute import classify_text
+from respawn.attribution.matcher import Matcher
+from respawn.attribution.runbook import Catalogue
+from respawn.wire.taxonomy import CauseLayer, FailureClass
+from tests.unit.catalogue import _catalogue_cases as cases
+from tests.unit.catalogue._catalogue_cases import XID, ids
+
+C = FailureClass
+L = CauseLayer
+
+
+# (line, the benign pattern that vetoes it, the failure pattern it would otherwise hit where the case names
+# it): a failure pattern matches, the veto wins.
+VETOED: list[tuple[str, str, str | None]] = [
+    (
+        "cn12:90:95 [0] NCCL INFO misc/ibvwrap.cc:129 Call to ibv_reg_mr_iova2 failed with error Cannot allocate "
+        "memory, retrying",
+        "not-a-failure",
+        None,
+    ),
+    ("NaN check at step 300: no NaN or Inf found in the gradients", "healthy-counters", None),
+    (
+        "OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, but hysteresis is 2. Reducing hysteresis to 1",
+        "warmup-overflow",
+        None,
+    ),
+    (XID.format(code=14, text="Fake error injected"), "xid-informational", "xid-other"),
+    (
+        XID.format(code=93, text="Non-fatal violation of provisioned InfoROM wear limit"),
+        "xid-informational",
+        "xid-other",
+    ),
+    (XID.format(code=106, text="SMBPBI test message"), "xid-informational", "xid-other"),
+    (XID.format(code=107, text="SMBPBI test message silent"), "xid-informational", "xid-other"),
+    (XID.format(code=121, text="C2C link corrected error"), "xid-informational", "xid-other"),
+    (XID.format(code=162, text="Power smoothing HW circuitry capability disabled"), "xid-informational", "xid-other"),
+    (XID.format(code=165, text="Power smoothing"), "xid-informational", "xid-other"),
+    (
+        XID.format(code=154, text="GPU recovery action changed from 0x1 (GPU Reset Required) to 0x0 (None)"),
+        "xid-recovery-none",
+        "xid-other",
+    ),
+    (
+        "[rank3]:[W1101 10:00:00.1 ProcessGroupNCCL.cpp:1771] [PG ID 0 PG GUID 0(default_pg) Rank 3] Failed to "
+        'check the "should dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: '
+        "Connection reset by peer",
+        "tcpstore-should-dump",
+        "connection-lost",
+    ),
+    ("cn7:411:499 [2] NCCL WARN Cuda failure 'driver shutting down'", "nccl-driver-shutting-down", "nccl-cuda-error"),
+    ("cn7:411:499 [2] NCCL WARN Cuda failure 4 'driver shutting down'", "nccl-driver-shutting-down", "nccl-cuda-error"),
+]
+
+
+@pytest.mark.parametrize(("line", "veto", "vetoed"), VETOED, ids=ids(VETOED))
+def test_vetoes_name_their_pattern(matcher, line, veto, vetoed):
+    hits = matcher.match(line)
+    assert veto in [h.pattern for h in hits if h.benign]
+    if vetoed is not None:
+        assert vetoed in [h.pattern for h in hits if not h.benign]
+    assert matcher.failure(line) is None
+
+
+BENIGN: list[str] = [
+    # PyTorch's MPS fallback to the CPU for an unsupported operator.
+    "UserWarning: The operator 'aten::_upsample_bicubic2d_aa.out' is not currently supported on the MPS backend and "
+    "will fall back to run on the CPU. This may have performance implications.",
+    # PaddlePaddle's device notice at start.
+    "W0101 10:00:00.000000  1234 gpu_resources.cc:119] Please NOTE: device: 0, GPU Compute Capability: 8.0, Driver "
+    "API Version: 12.2, Runtime API Version: 11.8",
+]
+
+
+test_look_alikes_stay_benign = cases.look_alikes_staying_benign(BENIGN)
+
+
+NO_FAILURE: list[str] = [
+    "host4:31:40 [2] NCCL INFO Channel 03/0 : 2[2] -> 10[2] [send] via NET/IB/4/GDRDMA",
+]
+
+
+test_look_alikes_are_no_failure = cases.look_alikes_matching_no_failure(NO_FAILURE)
+
+
+def test_every_veto_outranks_what_it_vetoes_and_no_more_than_it_must(matcher: Matcher):
+    # The handled-retry veto silences the NCCL INFO line, never NCCL's WARN once it gives up.
+    warn = "cn12:90:95 [0] NCCL WARN Call to ibv_reg_mr_iova2 failed with error Cannot allocate memory"
+    assert matcher.failure(warn) is not None
+    # A non-zero NaN count and a positive finding are still numerical.
+    assert matcher.failure("found NaN in local grad norm in backward pass").failure_class is C.NUMERICAL
+    # The warm-up veto leaves a collapsed loss scale numerical.
+    assert (
+        matcher.failure("OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 1, reducing to 1").pattern
+        == "loss-scale-minimum"
+    )
+
+
+def test_vetoes_sit_where_the_issue_puts_them(catalogue: Catalogue):
+    benign = {p.id: p for p in catalogue.runbook(C.BENIGN).patterns}
+    assert benign["xid-informational"].priority == 355
+    assert set(benign["xid-informational"].xid_codes) == {14, 93, 106, 107, 121, 162, 163, 164, 165}
+    assert benign["tcpstore-should-dump"].priority >= 300
+    assert benign["nccl-driver-shutting-down"].priority >= 300
+
+
+def test_a_masked_bus_id_still_leaves_informational_xids_benign(catalogue, matcher):
+    a = classify_text(catalogue, matcher, "NVRM: Xid (PCI:xxxx:xx:xx): 121, pid='<unknown>', C2C link corrected error")
+    assert a.failure_class is C.BENIGN

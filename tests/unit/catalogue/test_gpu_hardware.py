@@ -1,0 +1,656 @@
+"""runbooks/gpu_hardware.yaml: GPUs and accelerators failing or out of reach, read from their sources.
+
+Each line is a source's format string, in the wording of the version a comment names, filled in
+with made-up hosts, ids, numbers and paths; beside the failures, the neighbours each pattern must
+not take and the look-alikes that must stay benign.
+
+Sources: NVIDIA's Xid catalogue (docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html)
+and the driver (open-gpu-kernel-modules: nverror.h, kernel_rc.c, gpu.c, nv.c, kernel_gsp.c,
+kern_gmmu.c, the nvidia_dev_xid tracepoint); DCGM's dcgm_errors.h and dcgmi diag table; NVML's
+error strings, nvidia-smi -q and nvidia-ml-py's exception classes (pynvml.py); the CUDA runtime's
+and driver API's errors as PyTorch, THC and TensorFlow print them (c10/cuda/CUDAFunctions.cpp,
+cuda_driver.cc); NVIDIA's device plugin (health.go) and container toolkit; the MPS daemon;
+lspci's revision byte (pciutils lspci.c); AMD's ROCm runtime, the amdgpu driver's job timeout,
+reset and RAS (amdgpu_job.c, amdgpu_device.c); HIP's and Level Zero's lost devices; Ascend's NPU
+memory errors (torch_npu); habanalabs' hl_device_init and Habana's device acquire; TPU
+initialization.
+"""
+
+import pytest
+
+from respawn.attribution.attribute import classify_text
+from respawn.attribution.matcher import Matcher
+from respawn.wire.taxonomy import CauseLayer, FailureClass
+from tests.unit.catalogue import _catalogue_cases as cases
+from tests.unit.catalogue._catalogue_cases import XID, ids, xid
+
+C = FailureClass
+L = CauseLayer
+
+
+DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
+    # Xids: the tracepoint's form without "NVRM: ", and a masked bus id.
+    (
+        "nvidia_dev_xid: Xid (PCI:0000:3b:00): 79, pid=881, name=python, GPU has fallen off the bus.",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "xid-fatal",
+    ),
+    (
+        "kernel: NVRM: Xid (PCI:xxxx:xx:xx): 48, pid=881, name=python, An uncorrectable double bit error (DBE) has "
+        "been detected on GPU in the framebuffer at partition 6, subpartition 0.",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "xid-fatal",
+    ),
+    # The GSP not answering, on lines of its own.
+    (
+        "[ 84.30] NVRM: GPU6 _kgspLogRpcTimeout: ************************* GSP Timeout *************************",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "gsp-unresponsive",
+    ),
+    (
+        "NVRM: GPU1 Timeout after 45s of waiting for RPC response from GPU1 GSP! Expected function 76 "
+        "(GSP_RM_CONTROL) sequence 81 (0x20800a4c 0x4).",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "gsp-unresponsive",
+    ),
+    (
+        "NVRM: GPU2 _kgspIsHeartbeatTimedOut: Heartbeat timed out, currentTimeMs 9000 heartbeat 12 "
+        "heartbeatWithOffsetMs 3000 diff 6000 timeout 5200",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "gsp-unresponsive",
+    ),
+    (
+        "NVRM: GPU2 kgmmuCheckMemSubsysError_IMPL: Memory Subsystem Error detected. kbusSendSysmembarSingle failed.",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "gsp-unresponsive",
+    ),
+    # nv.c: a GPU the driver sequestered; NVML's IRQ issue.
+    ("[ 4917.6] NVRM: GPU 0000:61:00.0: Device is currently unavailable", C.GPU_HARDWARE, L.HARDWARE, "gpu-lost"),
+    (
+        "Unable to determine the device handle for GPU 0000:61:00.0: Interrupt Request Issue",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "gpu-lost",
+    ),
+    # DCGM's verdict on an NCCL failure (dcgm_errors.h DCGM_FR_NCCL_ERROR, ISOLATE).
+    (
+        "Detected NCCL error: ncclSystemError Recovery action: 3 (DRAIN_AND_RESET).",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "dcgm-health-failure",
+    ),
+    # ROCm: the fault's reason decides whose it is.
+    (
+        "Memory access fault by GPU node-3 (Agent handle: 0x1f2e) on address 0x7ffe0000. Reason: SRAM ECC failure.",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "ecc-uncorrectable",
+    ),
+    (
+        "HW Exception by GPU node-2 (Agent handle: 0x55e0a1b2) reason :ECC",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "ecc-uncorrectable",
+    ),
+    # nvidia-ml-py's classes: "NVMLError_" + the NVML code in capwords.
+    ("pynvml.NVMLError_Unknown: Unknown Error", C.GPU_HARDWARE, L.HARDWARE, "cuda-unknown-error"),
+    ("pynvml.NVMLError_ResetRequired: NVML Error with code 16", C.GPU_HARDWARE, L.HARDWARE, "gpu-reset-required"),
+    (
+        "pynvml.NVMLError_DriverNotLoaded: Driver Not Loaded",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "nvidia-driver-unreachable",
+    ),
+    # DCGM's pending row remap, in a dcgmi diag table whose cell wraps, and in today's wording.
+    (
+        "| Error                     | GPU 5 has uncorrectable memory errors and row  |\n"
+        "|                           |  remappings are pending                        |",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "dcgm-health-failure",
+    ),
+    ("GPU 5 had memory errors and row remappings are pending", C.GPU_HARDWARE, L.HARDWARE, "dcgm-health-failure"),
+    # THC's forms of two CUDA errors.
+    (
+        "RuntimeError: cuda runtime error (30) : unknown error at /pytorch/aten/src/THC/THCGeneral.cpp:50",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "cuda-unknown-error",
+    ),
+    (
+        "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCCachingHostAllocator.cpp line=278 error=999 : unknown error",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "cuda-unknown-error",
+    ),
+    # A lost GPU explains the missing device printed before it.
+    (
+        "CUDA Error: no CUDA-capable device is detected\n"
+        "Unable to determine the device handle for GPU 0000:41:00.0: GPU is lost.  Reboot the system to recover "
+        "this GPU",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "gpu-lost",
+    ),
+    # The neighbours each must leave alone.
+    # no device with no GPU named lost stays the driver stack's
+    ("CUDA Error: no CUDA-capable device is detected", C.GPU_HARDWARE, L.SYSTEM_SOFTWARE, "nvidia-driver-unreachable"),
+    # lspci's revision read as all ones: the GPU no longer answers on the bus.
+    (
+        "3b:00.0 3D controller: NVIDIA Corporation GA100 [A100 SXM4 80GB] (rev ff)",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "gpu-fallen-off-bus",
+    ),
+    (
+        "0000:8a:00.0 VGA compatible controller: NVIDIA Corporation TU102GL [Quadro RTX 6000/8000] (rev ff)",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "gpu-fallen-off-bus",
+    ),
+    # The driver API's unknown error, and the start of the driver that keeps its own pattern.
+    ("Couldn't init a GPU test: Error: CUDA_ERROR_UNKNOWN", C.GPU_HARDWARE, L.HARDWARE, "cuda-unknown-error"),
+    (
+        "E0301 cuda_driver.cc:1160] failed to synchronize the stop event: CUDA_ERROR_UNKNOWN: unknown error",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "cuda-unknown-error",
+    ),
+    (
+        "E tensorflow/stream_executor/cuda/cuda_driver.cc:351] failed call to cuInit: CUDA_ERROR_UNKNOWN",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "nvidia-driver-unreachable",
+    ),
+    # The amdgpu driver: a hung job, the reset, MES.
+    (
+        "[drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring sdma0 timeout, signaled seq=16060, emitted seq=16062",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "amdgpu-ring-timeout-reset",
+    ),
+    (
+        "amdgpu 0000:0a:00.0: amdgpu: ring gfx_0.0.0 timeout, signaled seq=2201, emitted seq=2203",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "amdgpu-ring-timeout-reset",
+    ),
+    ("amdgpu 0000:0a:00.0: amdgpu: GPU reset begin!", C.GPU_HARDWARE, L.HARDWARE, "amdgpu-ring-timeout-reset"),
+    (
+        "[drm:amdgpu_job_timedout [amdgpu]] *ERROR* GPU Recovery Failed: -110",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "amdgpu-ring-timeout-reset",
+    ),
+    (
+        "amdgpu: MES might be in unrecoverable state, issue a GPU reset",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "amdgpu-ring-timeout-reset",
+    ),
+    # Marian's and dlib's CUDA checks; TensorFlow's ROCm allocator.
+    (
+        "[2025-01-21 16:30:37] Error: CUDA error 999 'unknown error' - src/tensors/gpu/algorithm.cu:54: "
+        "cudaStreamSynchronize(0)",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "cuda-unknown-error",
+    ),
+    # Devices lost or out of reach.
+    ("RuntimeError: No HIP GPUs are available", C.GPU_HARDWARE, L.SYSTEM_SOFTWARE, "rocm-device-unreachable"),
+    (
+        "RuntimeError: HIP error: no ROCm-capable device is detected",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "rocm-device-unreachable",
+    ),
+    (
+        "RuntimeError: level_zero backend failed with error: 20 (ZE_RESULT_ERROR_DEVICE_LOST)",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "accelerator-device-lost",
+    ),
+    ("RuntimeError: XPU error: UR_RESULT_ERROR_DEVICE_LOST", C.GPU_HARDWARE, L.HARDWARE, "accelerator-device-lost"),
+    ("hipMemcpy failed: hipErrorECCNotCorrectable", C.GPU_HARDWARE, L.HARDWARE, "accelerator-device-lost"),
+    # Ascend NPU memory, AMD's RAS, devices that cannot be opened.
+    (
+        "RuntimeError: npuSynchronizeDevice:torch_npu/csrc/core/npu/NPUStream.cpp:464 NPU function error: UCE "
+        "ERROR., error code is 507053",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "npu-memory-uncorrectable",
+    ),
+    (
+        "RuntimeError: synchronize:torch_npu/csrc/core/npu/NPUStream.cpp:467 NPU function error: HBM MULTI BIT ECC "
+        "ERROR.reason=[hbm Multi-bit ECC error] time us= 1733. time is 1733, error code is 507054",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "npu-memory-uncorrectable",
+    ),
+    (
+        "RuntimeError: c10_npu::acl::AclrtSynchronizeStreamWithTimeout(stream) NPU function error: "
+        "AclrtSynchronizeStreamWithTimeout, error code is 507054",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "npu-memory-uncorrectable",
+    ),
+    (
+        "amdgpu 0000:c1:00.0: amdgpu: uncorrectable hardware error(ERREVENT_ATHUB_INTERRUPT) detected!",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "amdgpu-ras-uncorrectable",
+    ),
+    (
+        "amdgpu 0000:0b:00.0: amdgpu: 2 uncorrectable hardware errors detected in umc block",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "amdgpu-ras-uncorrectable",
+    ),
+    (
+        "RuntimeError: synStatus=8 [Device already acquired] Device acquire failed.",
+        C.GPU_HARDWARE,
+        L.AMBIGUOUS,
+        "accelerator-init-failed",
+    ),
+    (
+        "RuntimeError: TPU initialization failed: open(/dev/accel0): Device or resource busy",
+        C.GPU_HARDWARE,
+        L.AMBIGUOUS,
+        "accelerator-init-failed",
+    ),
+    # c10/cuda/CUDAFunctions.cpp device_count_impl on cudaErrorUnknown, raised and warned.
+    (
+        "RuntimeError: CUDA unknown error - this may be due to an incorrectly set up environment, e.g. changing env "
+        "variable CUDA_VISIBLE_DEVICES after program start. Setting the available devices to be zero.",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "cuda-unknown-error",
+    ),
+    (
+        "UserWarning: CUDA initialization: CUDA unknown error - this may be due to an incorrectly set up environment, "
+        "e.g. changing env variable CUDA_VISIBLE_DEVICES after program start. Setting the available devices to be "
+        "zero. (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "cuda-unknown-error",
+    ),
+    # nv.c nvidia_init_module: no GPU probed, or another driver holding them.
+    (
+        "[188497.595099] NVRM: No NVIDIA graphics adapter probed!",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "nvidia-driver-unreachable",
+    ),
+    (
+        "[    4.000001] NVRM: No NVIDIA graphics adapter found!",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "nvidia-driver-unreachable",
+    ),
+    (
+        "[188549.976351] NVRM: The NVIDIA probe routine was not called for 3 device(s).",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "nvidia-driver-unreachable",
+    ),
+    # cudaErrorDevicesUnavailable in CUDA 9+'s words, through THC and a project's own check.
+    (
+        "THCudaCheck FAIL file=/src/aten/src/THC/THCGeneral.cpp line=51 error=46 : all CUDA-capable devices are "
+        "busy or unavailable",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "gpu-init-failed",
+    ),
+    (
+        "/home/u/solver/include/domain.cuh@88: CUDA Runtime Error(46): all CUDA-capable devices are busy or "
+        "unavailable",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "gpu-init-failed",
+    ),
+    # habanalabs hl_device_init, before and since 6.2.
+    (
+        "[   41.000001] habanalabs 0000:1b:00.0: Failed to initialize hl0. Device is NOT usable !",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "habana-device-unusable",
+    ),
+    (
+        "habanalabs 0000:b3:00.0: Failed to initialize hl4. Device 0000:b3:00.0 is NOT usable !",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "habana-device-unusable",
+    ),
+]
+
+
+test_source_lines_are_decided = cases.excerpts_decided(DECIDED)
+
+
+DECIDED_WITH_NODES: list[tuple[str, FailureClass, CauseLayer, str, bool, list[str]]] = [
+    # NVIDIA's device plugin marking a GPU unhealthy for a fatal Xid (health.go, both forms).
+    (
+        "I0601 10:00:00.000000       1 health.go:159] XidCriticalError: Xid=79 on Device=GPU-5a1f2c3d-0000-1111-2222-"
+        "333344445555; marking device as unhealthy.",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "device-plugin-xid",
+        True,
+        [],
+    ),
+    (
+        "2024/06/01 10:00:00 XidCriticalError: Xid=48 on Device=GPU-5a1f2c3d, the device will go unhealthy.",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "device-plugin-xid",
+        True,
+        [],
+    ),
+    # The node's MPS daemon.
+    (
+        "RuntimeError: CUDA error: MPS client failed to connect to the MPS control daemon or the MPS server",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "cuda-mps-failure",
+        True,
+        [],
+    ),
+    (
+        "cudaErrorMpsServerNotReady: MPS server is not ready to accept new MPS client requests",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "cuda-mps-failure",
+        True,
+        [],
+    ),
+    # NVIDIA's container toolkit refusing the node's GPUs, inside docker's OCI error: the node's driver stack.
+    (
+        "docker: Error response from daemon: failed to create shim task: OCI runtime create failed: runc create "
+        "failed: unable to start container process: error during container init: error running hook #0: error "
+        "running hook: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'\n"
+        "nvidia-container-cli: initialization error: nvml error: driver/library version mismatch: unknown.",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "nvidia-driver-unreachable",
+        True,
+        [],
+    ),
+]
+
+
+test_source_lines_are_decided_with_their_nodes = cases.excerpts_decided(DECIDED_WITH_NODES)
+
+
+LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
+    # CUDA errors inside NCCL decided by what the error says (NCCL checks.h CUDACHECK, shm.cc, nvmlwrap.cc).
+    (
+        "host4:31:40 [2] include/alloc.h:120 NCCL WARN Cuda failure 999 'unknown error'",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "cuda-unknown-error",
+    ),
+    ("[rank3]: Cuda failure 'unknown error'", C.GPU_HARDWARE, L.HARDWARE, "cuda-unknown-error"),
+    # Xid catalogue: RESET_GPU / RESTART_BM / WORKFLOW_XID_48 -> the GPU failed.
+    (xid(46, "GPU stopped processing"), C.GPU_HARDWARE, L.HARDWARE, "xid-fatal"),
+    (
+        xid(48, "An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at physAddr 0x1f"),
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "xid-fatal",
+    ),
+    (xid(64, "Row Remapper Error: failed to remap row"), C.GPU_HARDWARE, L.HARDWARE, "xid-fatal"),
+    (xid(95, "Uncontained: FBHUB. RST: Yes, D-RST: No"), C.GPU_HARDWARE, L.HARDWARE, "xid-fatal"),
+    (xid(120, "GSP task exception"), C.GPU_HARDWARE, L.HARDWARE, "xid-fatal"),
+    (
+        xid(140, "An uncorrectable ECC error was detected that the GPU could not recover"),
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "xid-fatal",
+    ),
+    (xid(143, "GPU Initialization Error"), C.GPU_HARDWARE, L.HARDWARE, "xid-fatal"),
+    (xid(158, "GPU Fatal Timeout"), C.GPU_HARDWARE, L.HARDWARE, "xid-fatal"),
+    (
+        "NVRM: Xid (PCI:0000:4e:00 GPU-I:03): 94, pid=77, name=python, Contained: SM (0x1). RST: No, D-RST: No",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "xid-fatal",
+    ),
+    (
+        "NVRM: Xid (0000:4e:00): 79, GPU has fallen off the bus.",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "xid-fatal",
+    ),  # older prefix
+    # WORKFLOW_XID_45: a teardown that names its cause follows that cause.
+    (xid(45, "Ch 0000001a caused by previous Xid 48"), C.GPU_HARDWARE, L.HARDWARE, "xid-cleanup-after-fatal"),
+    # IGNORE / deferred reset, but the memory degrades.
+    (xid(92, "High single-bit ECC error rate"), C.GPU_HARDWARE, L.HARDWARE, "xid-memory-degraded"),
+    (xid(156, "Resource Retirement Event"), C.GPU_HARDWARE, L.HARDWARE, "xid-memory-degraded"),
+    # XID_154: the recovery action the driver asks for.
+    (
+        "NVRM: Xid (PCI:0000:4e:00): 154, GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "xid-recovery-action",
+    ),
+    (
+        "NVRM: Xid (PCI:0000:4e:00): 154, GPU recovery action changed from 0x0 (None) to 0x4 (Drain and Reset)",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "xid-recovery-action",
+    ),
+    # DCGM health / diagnostic failures (ISOLATE / RESET severity).
+    ("Detected XID 48 for GPU 0", C.GPU_HARDWARE, L.HARDWARE, "dcgm-diag-xid"),
+    ("GPU 6 had memory errors and row remappings are pending", C.GPU_HARDWARE, L.HARDWARE, "dcgm-health-failure"),
+    ("A pending retired page has been detected in GPU 2.", C.GPU_HARDWARE, L.HARDWARE, "dcgm-health-failure"),
+    ("Detected more than 8 PCIe replays per minute for GPU 4 : 31", C.GPU_HARDWARE, L.HARDWARE, "dcgm-health-failure"),
+    (
+        "GPU 5 requires a reset to recover from a fault. Recovery action: 1 (GPU_RESET).",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "dcgm-health-failure",
+    ),
+    # nvidia-smi -q and NVML.
+    ("        Pending                           : Yes", C.GPU_HARDWARE, L.HARDWARE, "gpu-reset-required"),
+    ("        Remapping Failure Occurred        : Yes", C.GPU_HARDWARE, L.HARDWARE, "gpu-reset-required"),
+    ("pynvml.NVMLError_GPUIsLost: GPU is lost", C.GPU_HARDWARE, L.HARDWARE, "gpu-lost"),
+    (
+        "Unable to determine the device handle for GPU 0000:4E:00.0: GPU requires restart",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "gpu-lost",
+    ),
+    ("NVRM: The NVIDIA probe routine failed for 1 device(s).", C.GPU_HARDWARE, L.HARDWARE, "gpu-init-failed"),
+    ("Failed to initialize NVML: Driver Not Loaded", C.GPU_HARDWARE, L.SYSTEM_SOFTWARE, "nvidia-driver-unreachable"),
+    (
+        "failed to get remapped rows for GPU-0a1b: failed to get device remapped rows: ERROR_GPU_IS_LOST",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "gpu-lost",
+    ),
+    (
+        "E0101 cuda_driver.cc:1] failed call to cuInit: CUDA_ERROR_UNKNOWN: unknown error",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "nvidia-driver-unreachable",
+    ),
+    (
+        "RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 804: forward compatibility was attempted on "
+        "non supported HW",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "cuda-compat-unsupported",
+    ),
+    # CUDA runtime errors as PyTorch prints them.
+    (
+        "RuntimeError: CUDA error: system not yet initialized",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "nvidia-driver-unreachable",
+    ),
+    (
+        "RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 802: system not yet initialized",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "nvidia-driver-unreachable",
+    ),
+    (
+        "RuntimeError: CUDA error: no CUDA-capable device is detected",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "nvidia-driver-unreachable",
+    ),
+    (
+        "|                           | Fail - GPU: 0                                  |",
+        C.GPU_HARDWARE,
+        L.AMBIGUOUS,
+        "dcgm-diag-fail",
+    ),
+    (
+        "| Memory                    | Fail - All                                     |",
+        C.GPU_HARDWARE,
+        L.AMBIGUOUS,
+        "dcgm-diag-fail",
+    ),
+]
+
+
+test_family_line_decides_by_its_pattern = cases.lines_decided(LINES)
+
+
+STILL_FAILURES: list[tuple[str, str]] = [
+    (XID.format(code=79, text="GPU has fallen off the bus."), "xid-fatal"),
+    (
+        XID.format(code=154, text="GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)"),
+        "xid-recovery-action",
+    ),
+]
+
+
+test_neighbours_of_the_vetoes_still_count = cases.lines_decided_by_the_pattern(STILL_FAILURES)
+
+
+# Informational Xids: never the hardware class, whatever else they fall to.
+INFORMATIONAL_XIDS: list[str] = [
+    xid(45, "Ch 00000008"),  # preemptive cleanup: the program was killed or another Xid came first
+    xid(14, "Fake error injected"),
+    xid(121, "C2C: corrected errors on link 0"),
+    "NVRM: Xid (PCI:0000:4e:00): 154, GPU recovery action changed from 0x1 (GPU Reset Required) to 0x0 (None)",
+    "NVRM: Xid (PCI:0000:4e:00): 146, TLW_RX Nonfatal XC0 i0 Link 09 (0x00014a03 0x1 0x0 0x0 0x0 0x0)",
+]
+
+
+@pytest.mark.parametrize("line", INFORMATIONAL_XIDS, ids=ids(INFORMATIONAL_XIDS))
+def test_informational_xids_are_not_gpu_hardware(matcher, line):
+    hit = matcher.failure(line)
+    assert hit is None or (hit.failure_class is not C.GPU_HARDWARE and hit.priority < 400), hit
+
+
+BENIGN: list[str] = [
+    # Talk about hung tasks and Xids, not one.
+    "see the Xid catalogue for what Xid (PCI) codes mean",
+    # CUDA texts that are not errors.
+    "nvidia-cuda-mps-control -d started; MPS server ready",
+    "I0301 10:00:00.000000 1 cuda_executor.cc:1000] successful NUMA node read from SysFS had negative value (-1)",
+    # The kubelet pulling an image that is there, and the toolkit's own INFO.
+    "I1202 10:00:00.000000 4242 nvc.c:396] initializing library context (version=1.14.3, build=abc)",
+    # nvidia-ml-py's other classes: a query the GPU does not support.
+    "pynvml.NVMLError_NotSupported: Not Supported",
+    # DCGM: no row remapped.
+    "GPU 0 had uncorrectable memory errors and 0 rows were remapped",
+    # A GPU that answers.
+    "3b:00.0 3D controller: NVIDIA Corporation GA100 [A100 SXM4 80GB] (rev a1)",
+    # The amdgpu driver's soft recovery: the job finished after all.
+    "[drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring gfx timeout, but soft recovered",
+    # JAX's fallback to the CPU, and PyTorch XPU's empty device count.
+    "UserWarning: XPU device count is zero! (Triggered internally at ../c10/xpu/XPUFunctions.cpp:115.)",
+    # AMD's RAS query with nothing to report; Habana's debug line before it tries the next device type;
+    # a script's own message before it falls back.
+    "amdgpu 0000:0b:00.0: amdgpu: 0 uncorrectable hardware errors detected in umc block",
+    "Device acquire failed for device_type: 5",
+    "INFO:root:TPU initialization failed, falling back to GPU/CPU",
+    # NCCL's INFO on a NIC it skipped, TensorFlow's check on another status, the NVIDIA module loading.
+    "[    5.123456] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023",
+    # The habanalabs driver's success, MXNet's storage manager chosen, the c10d barrier passed.
+    "habanalabs 0000:b3:00.0: Successfully added device 0000:b3:00.0 to habanalabs driver",
+]
+
+
+test_look_alikes_stay_benign = cases.look_alikes_staying_benign(BENIGN)
+
+
+NO_FAILURE: list[str] = [
+    "        Pending                           : No",
+    "        Remapping Failure Occurred        : No",
+    "        Pending Page Blacklist            : No",
+    "        Double Bit ECC                    : 0",
+    "        Pending                           : Enabled",  # ECC / MIG mode pending, not a remap
+    "GPU 3 had memory errors and 0 rows were remapped successfully",  # no DCGM message is worded so
+    "Detected 0 volatile double-bit ECC error(s) in GPU 1.",
+    "NVML: GPU recovery action is None",
+    "all 8 GPUs: retired pages 0, pending remaps 0, row remap failures 0",
+    "see the Xid catalogue: Xid 79 means the GPU has fallen out of the PCIe topology",
+    "| GPU Memory                | Pass - GPU: 1                                  |",
+    "| Diagnostic                | Skip - All                                     |",
+]
+
+
+test_look_alikes_are_no_failure = cases.look_alikes_matching_no_failure(NO_FAILURE)
+
+
+def test_fatal_xid_outranks_its_own_echo(matcher: Matcher):
+    # Xid 45 is logged for the channels a fatal Xid tore down; the fatal one decides.
+    fatal, echo = matcher.failure(xid(95, "Uncontained: LTC TAG")), matcher.failure(xid(45, "Ch 00000008"))
+    assert fatal is not None and echo is not None and fatal.priority > echo.priority
+
+
+def test_lspci_names_the_fallen_gpu(catalogue, matcher):
+    got = classify_text(
+        catalogue,
+        matcher,
+        "1a:00.0 VGA compatible controller: NVIDIA Corporation TU102GL [Quadro RTX 6000/8000] (rev a1)\n"
+        "1c:00.0 VGA compatible controller: NVIDIA Corporation TU102GL [Quadro RTX 6000/8000] (rev ff)",
+    )
+    assert got.pattern == "gpu-fallen-off-bus"
+    assert got.node_implicated
+
+
+def test_the_amdgpu_reset_names_the_node_of_its_kernel_log(catalogue, matcher):
+    got = classify_text(
+        catalogue,
+        matcher,
+        "Oct  7 12:58:23 gpu-node-4 kernel: [ 2237.944235] [drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring sdma0 "
+        "timeout, signaled seq=16060, emitted seq=16062",
+    )
+    assert got.node_implicated
+    assert got.nodes == ["gpu-node-4"]
+
+
+def test_rocm_device_unreachable_implicates_the_node(catalogue, matcher):
+    assert classify_text(catalogue, matcher, "RuntimeError: No HIP GPUs are available").node_implicated
+
+
+def test_cuda_unknown_error_implicates_the_node(catalogue, matcher):
+    got = classify_text(
+        catalogue,
+        matcher,
+        "RuntimeError: CUDA unknown error - this may be due to an incorrectly set up environment, e.g. changing env "
+        "variable CUDA_VISIBLE_DEVICES after program start. Setting the available devices to be zero.",
+    )
+    assert got.node_implicated
+
+
+def test_busy_or_unavailable_is_not_a_kernel_fault(catalogue, matcher):
+    # gpu_fault's generic THCudaCheck reading (cuda-error-other) was the neighbour it took.
+    got = classify_text(
+        catalogue,
+        matcher,
+        "THCudaCheck FAIL file=/src/THCStream.cpp line=40 error=46 : all CUDA-capable devices are busy or unavailable",
+    )
+    assert got.failure_class is C.GPU_HARDWARE and got.pattern != "cuda-error-other"

@@ -1,0 +1,669 @@
+"""runbooks/interconnect.yaml: the fabric and the node's network hardware, read from their sources.
+
+Each line is a source's format string, in the wording of the version a comment names, filled in
+with made-up hosts, ids, numbers and paths; beside the failures, the neighbours each pattern must
+not take and the look-alikes that must stay benign.
+
+Sources: NVIDIA/nccl src/transport/net_ib (completion and async-event WARNs across versions,
+p2p.cc, p2p_resiliency.cc), src/misc/ibvwrap.cc, graph/paths.cc (ncclTopoCheckP2p), nvls.cc;
+aws-ofi-nccl's completion and data-path errors; libfabric's EFA provider; UCX (ud_ep.c,
+ib_mlx5_log.c); rdma-core (infiniband-diags ibstatus / ibstat, libibverbs/examples/devinfo.c) and
+perftest; MLNX_OFED's ibdev2netdev; LBNL NHC scripts/lbnl_hw.nhc; Linux
+drivers/net/ethernet/mellanox/mlx5/core (health.c, cmd.c, en_main.c, events.c), the mlx5_ib error
+CQE dump, drivers/infiniband/core/cache.c, drivers/pci/pcie/aer.c, net/sched/sch_generic.c,
+drivers/infiniband/ulp/ipoib/ipoib_main.c, drivers/net/bonding/bond_main.c; NVIDIA's Xid catalogue
+for NVLink (nverror.h), the NVSwitch driver's SXids and Fabric Manager; Ascend HCCP's port;
+lspci -vv.
+"""
+
+from respawn.attribution.attribute import classify_text
+from respawn.attribution.matcher import Matcher
+from respawn.attribution.runbook import Catalogue, Onset
+from respawn.wire.taxonomy import CauseLayer, FailureClass
+from tests.unit.catalogue import _catalogue_cases as cases
+from tests.unit.catalogue._catalogue_cases import XID, xid
+
+C = FailureClass
+L = CauseLayer
+
+
+DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
+    # NCCL's completion WARN before v2.12 has no "from peer"; 12 is IBV_WC_RETRY_EXC_ERR.
+    (
+        "gpu-a-07:946:988 [0] transport/net_ib.cc:839 NCCL WARN NET/IB : Got completion with error 12, opcode 1, "
+        "len 0, vendor err 129",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "nccl-ib-completion-error",
+    ),
+    # 4 LOC_PROT: a local registration problem (ACS), old form.
+    (
+        "gpu-a-07:946:988 [0] NCCL WARN NET/IB : Got completion with error 4, opcode 0, len 0, vendor err 81",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "ib-async-qp-event",
+    ),
+    # NCCL's async WARN in its v2.21 and v2.23-v2.27 forms.
+    (
+        "gpu-a-07:311:405 [0] transport/net_ib.cc:101 NCCL WARN NET/IB : mlx5_4:1 Got async event : port error",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-async-port-event",
+    ),
+    (
+        "gpu-a-07:311:405 [0] transport/net_ib.cc:171 NCCL WARN NET/IB : mlx5_4:1 Got async error event: port error",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-async-port-event",
+    ),
+    (
+        "gpu-a-07:311:405 [0] NCCL WARN NET/IB : mlx5_4:1 Got async error event: local work queue catastrophic error",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "ib-async-qp-event",
+    ),
+    # NCCL's ibvwrap.cc since v2.2x: the errno first.
+    (
+        "gpu-a-07:1:2 [5] misc/ibvwrap.cc:376 NCCL WARN Call to ibv_modify_qp failed with 110 Connection timed out, "
+        "on dev mlx5_3:1, curr state INIT, next state RTR, local GID index 3",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-transport-retry",
+    ),
+    # aws-ofi-nccl.
+    (
+        "gpu-a-07:1:2 [3] NCCL WARN NET/OFI Request 0x7f00aa001000 completed with error. RC: 113. Error: 2 "
+        "(UNDELIVERABLE). Completed length: 0",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-transport-retry",
+    ),
+    # The kernel's port and carrier lines.
+    (
+        "[  309.26] mlx5_core 0000:0a:00.0 mlx5_2: Port: 1 Link DOWN",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-port-down",
+    ),
+    ("mlx5_core 0000:0a:00.1 enp10s0f1np1: Link down", C.INTERCONNECT, L.INFRASTRUCTURE_NETWORK, "ib-port-down"),
+    (
+        "mlx5_core 0000:0a:00.0: Port module event[error]: module 0, Cable error, Bad or shorted cable/module",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-port-down",
+    ),
+    ("mlx5_2 port 1 ==> ib2 (Down)", C.INTERCONNECT, L.INFRASTRUCTURE_NETWORK, "ib-port-down"),
+    ("\t\t\tphys_state:\t\tPOLLING (2)", C.INTERCONNECT, L.INFRASTRUCTURE_NETWORK, "ib-port-down"),
+    (
+        "ERROR:  nhc:  Health check failed:  check_hw_ib:  No IB port mlx5_2:1 is ACTIVE (LinkUp 200 Gb/sec).",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-port-down",
+    ),
+    (
+        "ERROR:  nhc:  Health check failed:  check_hw_eth:  Ethernet device ib0 not detected.",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-port-down",
+    ),
+    # The HCA itself.
+    ("Fatal error:  No devices", C.INTERCONNECT, L.HARDWARE, "hca-hardware-fault"),
+    ("No IB devices found", C.INTERCONNECT, L.HARDWARE, "hca-hardware-fault"),
+    (
+        "ibwarn: [4411] main: stat of IB device 'mlx5_8' failed: No such file or directory",
+        C.INTERCONNECT,
+        L.HARDWARE,
+        "hca-hardware-fault",
+    ),
+    (
+        "[ 77.1] mlx5_core 0000:3b:00.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Transaction Layer, "
+        "(Requester ID)",
+        C.INTERCONNECT,
+        L.HARDWARE,
+        "hca-hardware-fault",
+    ),
+    # nverror.h's NVLink codes without a catalogue row.
+    (
+        "NVRM: Xid (PCI:0000:3b:00): 155, NVLink software defined error on link 4",
+        C.INTERCONNECT,
+        L.HARDWARE,
+        "xid-nvlink-nonfatal",
+    ),
+    # aws-ofi-nccl's completion error without the request.
+    (
+        "gpu-a-01:4242:4300 [0] NCCL WARN NET/OFI Request completed with error. RC: 5. Error: 21 (Unknown error). "
+        "Completed length: 0",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-transport-retry",
+    ),
+    # Ascend: the NPU's RoCE port; NPU memory.
+    (
+        "EJ0002: The network port is down.Suggest: check the optical module of device 2",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "hccp-port-down",
+    ),
+    # NCCL's NVLS bind failure, over the unhandled-cuda-error line it comes with.
+    (
+        "torch.distributed.DistBackendError: NCCL error in: NCCLUtils.cpp:93, unhandled cuda error (run with "
+        "NCCL_DEBUG=INFO for details), NCCL version 2.29.3\n"
+        "ncclUnhandledCudaError: Call to CUDA function failed.\nLast error:\n"
+        "Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA error 401 'the operation cannot "
+        "be performed in the present state'.",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "nccl-nvls-bind-failed",
+    ),
+    # NCCL's IB resiliency (net_ib/p2p_resiliency.cc), both wordings.
+    (
+        "gpu-7:1234:5678 [1] transport/net_ib/p2p_resiliency.cc:325 NCCL WARN NET/IB: "
+        "ncclIbResiliencyHandleDeviceFailure: Device 0 marked as failed. (send comm=0x7f03e8086000)",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "nccl-ib-device-failed",
+    ),
+    (
+        "NCCL WARN NET/IB: ncclIbResiliencyHandleDeviceFailure: Device 1 marked as failed. Initiating recovery? Yes "
+        "(recv comm=0x55d0, outstandingRecovery=0)",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "nccl-ib-device-failed",
+    ),
+    # NCCL paths.cc ncclTopoCheckP2p, in NCCL's own words a hardware issue.
+    (
+        "node4:311:402 [2] graph/paths.cc:341 NCCL WARN P2P is disabled between NVLINK connected GPUs 3 and 2. "
+        "This should not be the case given their connectivity, and is probably due to a hardware issue. If you "
+        "still want to proceed, you can set NCCL_IGNORE_DISABLED_P2P=1.",
+        C.INTERCONNECT,
+        L.HARDWARE,
+        "nvlink-p2p-disabled",
+    ),
+    # ibstat's port block, one field a line; lspci -vv's link status, width downgraded.
+    (
+        "CA 'mlx5_3'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: LinkUp\n\t\tRate: 200",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-port-down",
+    ),
+    (
+        "\tPort 1:\n\t\tState: Initializing\n\t\tPhysical state: LinkUp\n\t\tBase lid: 65535",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-port-down",
+    ),
+    # libfabric's EFA provider, before v1.19 and with the peer's address since.
+    (
+        "libfabric:20311:1700000000::efa:cq:efa_rdm_rxe_handle_error():531<warn> err: 112, message: "
+        "Unreachable remote (112)",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-transport-retry",
+    ),
+    (
+        "libfabric:7001:1700000001::efa:cq:efa_rdm_txe_handle_error():740<warn> err: 5, message: Invalid address "
+        "My EFA addr: fi_addr_efa://[fe80::1:2ff:fe3:4]:0:11 My host id: i-0aaa Peer EFA addr: "
+        "fi_addr_efa://[fe80::5:6ff:fe7:8]:0:22 Peer host id: i-0bbb (7)",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-transport-retry",
+    ),
+    # mlx5_core cmd.c: every command slot held; a completion after its timeout.
+    (
+        "[ 812.104] mlx5_core 0000:3b:00.0: cmd_work_handler:877:(pid 4411): failed to allocate command entry",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-async-port-event",
+    ),
+    (
+        "[ 812.104] mlx5_core 0000:3b:00.0: mlx5_cmd_comp_handler:1600:(pid 0): Command completion arrived after "
+        "timeout (entry idx = 3).",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-async-port-event",
+    ),
+    # UCX's fatal UD timeout and its error CQE with the bad-response syndrome.
+    (
+        "[1700000000.123456] [gpu-a-01:4411:0]        ud_ep.c:278  Fatal: UD endpoint 0x5581 to <no debug data>: "
+        "unhandled timeout error",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-transport-retry",
+    ),
+    (
+        "[1700000000.123456] [gpu-a-01:4411:0]  ib_mlx5_log.c:177  UCX  ERROR Bad response on mlx5_2:1/RoCE (synd "
+        "0x5 vend 0x0 hw_synd 0/0)",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-transport-retry",
+    ),
+    # perftest / rdma-core examples, and the kernel's mlx5_ib dump of an error CQE.
+    (" Failed status 12: wr_id 0 syndrom 0x81", C.INTERCONNECT, L.INFRASTRUCTURE_NETWORK, "ib-transport-retry"),
+    (" Failed status 20: wr_id 7 syndrom 0x0", C.INTERCONNECT, L.INFRASTRUCTURE_NETWORK, "ib-transport-retry"),
+    (
+        "[ 812.104] infiniband mlx5_1: dump_cqe:272:(pid 0): WC error: 7, Message: bad response",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-transport-retry",
+    ),
+    # aws-ofi-nccl's data path failing on the provider (not storage's EIO).
+    (
+        "gpu-a-01:4411:4490 [0] NCCL WARN NET/OFI Unable to retrieve completion queue entries. RC: -5, ERROR: "
+        "Input/output error",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-transport-retry",
+    ),
+    (
+        "gpu-a-01:4411:4490 [3] NCCL WARN NET/OFI Unable to post receive buffer for dev 1. RC: -5, ERROR: "
+        "Input/output error",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-transport-retry",
+    ),
+    (
+        "gpu-a-01:4411:4490 [3] NCCL WARN NET/OFI fi_sendmsg (eager) failed; RC: -5, Error: Input/output error",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-transport-retry",
+    ),
+    (
+        "gpu-a-01:4411:4490 [3] NCCL WARN NET/OFI Unable to read from fi_cq_readerr. RC: -5. Error: Input/output error",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-transport-retry",
+    ),
+]
+
+
+test_source_lines_are_decided = cases.excerpts_decided(DECIDED)
+
+
+DECIDED_WITH_NODES: list[tuple[str, FailureClass, CauseLayer, str, bool, list[str]]] = [
+    # NCCL 2.27+: the CQE error before the status it logs; the status line decides the layer.
+    (
+        "gpu-07:4100:4180 [3] NCCL WARN NET/IB: Got CQE with error (devIndex=0, req=0x7f3a10, comm=0x7f3b20 (send), "
+        "wr_id=140, qp_num=4711)\n"
+        "gpu-07:4100:4180 [3] NCCL WARN NET/IB: Got completion from peer 10.0.0.4<54321> with status=IBV_WC_RETRY_EXC_ERR"
+        "(12) opcode=IBV_WC_SEND(0) vendor_err=129 localGid ::ffff:10.0.0.7 remoteGids ::ffff:10.0.0.4 hca mlx5_0",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "nccl-ib-completion-error",
+        True,
+        ["gpu-07"],
+    ),
+]
+
+
+test_source_lines_are_decided_with_their_nodes = cases.excerpts_decided(DECIDED_WITH_NODES)
+
+
+LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
+    # CUDA errors inside NCCL decided by what the error says (NCCL checks.h CUDACHECK, shm.cc, nvmlwrap.cc).
+    (
+        "host4:31:40 [2] misc/ibvwrap.cc:190 NCCL WARN Call to ibv_modify_qp failed with error No route to host",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-transport-retry",
+    ),
+    # IB completions by status (ibv_wc_status), in the three formats NCCL has printed.
+    (
+        "host4:31:40 [2] NCCL WARN NET/IB : Got completion from peer 10.7.0.9<5100> with status=7 opcode=0 len=0 "
+        "vendor err 130 (Send)",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "nccl-ib-completion-error",
+    ),
+    (
+        "host4:31:40 [2] transport/net_ib/p2p.cc:688 NCCL WARN NET/IB: Got completion from peer 10.7.0.9<5100> with "
+        "status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) vendor_err=129  hca mlx5_4",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "nccl-ib-completion-error",
+    ),
+    (
+        "host4:31:40 [2] NCCL WARN NET/IB : Got completion from peer 10.7.0.9<5100> with error 4, opcode 2, len 8, "
+        "vendor err 81 (Send)",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "ib-async-qp-event",
+    ),
+    # IB async events (ncclIbAsyncThreadMain) and the HCA's health.
+    (
+        "host4:31:40 [2] NCCL WARN NET/IB : mlx5_4:1 Got non-fatal async event: port error(10)",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-async-port-event",
+    ),
+    (
+        "host4:31:40 [2] NCCL WARN NET/IB : mlx5_4:1 async fatal event: local catastrophic error",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-async-port-event",
+    ),
+    (
+        "host4:31:40 [2] NCCL WARN NET/IB : mlx5_4:1 async fatal event on QP (0x55d0) qpn=1204 handle=7 send_cq=2 "
+        "recv_cq=2 state=6 sq_psn=0 rq_psn=0: local work queue catastrophic error",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "ib-async-qp-event",
+    ),
+    (
+        "[ 812.44] mlx5_core 0000:c1:00.0: poll_health:760:(pid 0): device's health compromised - reached miss count",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-async-port-event",
+    ),
+    (
+        "Infiniband device 'mlx5_6' port 1 status: phys state:\t 3: Disabled",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-port-down",
+    ),
+    (
+        "[host9:881:0:881]        ud_ep.c:278  UCX  Fatal: transport error: Endpoint timeout",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-transport-retry",
+    ),
+    # Slurm.
+    (
+        "[2030-02-01T10:00:00.000] error: health_check failed: rc:1 output:ERROR:  nhc:  Health check failed:  "
+        "check_hw_ib:  No IB port mlx5_0:1 is ACTIVE",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-port-down",
+    ),  # NHC's check names the IB port (lbnl_hw.nhc check_hw_ib): the network, not a generic health failure
+    # The HCA and the node's network interfaces.
+    (
+        "Jun  1 04:00:00 cn31 kernel: mlx5_core 0000:c1:00.0: print_health_info:431:(pid 0): synd 0x7: irisc not "
+        "responding",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-async-port-event",
+    ),
+    (
+        "Jun  1 04:00:00 cn31 kernel: mlx5_core 0000:c1:00.0: mlx5_health_try_recover:341:(pid 812): health "
+        "recovery flow aborted, PCI reads still not working",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-async-port-event",
+    ),
+    (
+        "Jun  1 04:00:00 cn31 kernel: mlx5_core 0000:c1:00.0: wait_func:1160:(pid 77): QUERY_Q_COUNTER(0x773) "
+        "timeout. Will cause a leak of a command resource",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-async-port-event",
+    ),
+    (
+        "Jun  1 04:00:00 cn31 kernel: NETDEV WATCHDOG: eno2 (igb): transmit queue 1 timed out 5004 ms",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "netdev-tx-timeout",
+    ),
+    (
+        "Jun  1 04:00:00 cn31 kernel: ib1: transmit timeout: latency 12040 msecs",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "netdev-tx-timeout",
+    ),
+    (
+        "Jun  1 04:00:00 cn31 kernel: bond1: now running without any active interface!",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "netdev-tx-timeout",
+    ),
+    (
+        "Jun  1 04:00:00 cn31 kernel: NVRM: GPU at PCI:0000:9d:00: GPU-0f0f: NVLink: fatal error detected on link 7",
+        C.INTERCONNECT,
+        L.HARDWARE,
+        "nvlink-error",
+    ),
+    (
+        "[Jun 01 2031 04:00:00] [ERROR] [tid 901] detected NVSwitch fatal error 12028 on fid 0 on NVSwitch pci bus id "
+        "00000000:07:00.0 physical id 2 port 40",
+        C.INTERCONNECT,
+        L.HARDWARE,
+        "nvswitch-sxid-fatal",
+    ),
+    # WORKFLOW_XID_45: a teardown that names its cause follows that cause.
+    (xid(45, "Ch 0000001a caused by previous Xid 149"), C.INTERCONNECT, L.HARDWARE, "xid-nvlink-cleanup"),
+    # NVLink: 74 always needs a reset; NVLink5 144-150 by their Fatal flag.
+    (
+        xid(74, "NVLink: fatal error detected on link 9(0x0, 0x0, 0x10000, 0x0, 0x0, 0x0, 0x0)"),
+        C.INTERCONNECT,
+        L.HARDWARE,
+        "xid-nvlink-fatal",
+    ),
+    (
+        "NVRM: Xid (PCI:0000:4e:00): 74, pid='<unknown>', name=<unknown>, NVLink: Link 2 ...",
+        C.INTERCONNECT,
+        L.HARDWARE,
+        "xid-nvlink-fatal",
+    ),
+    (
+        "NVRM: Xid (PCI:0000:4e:00): 149, NETIR_LINK_EVT Fatal XC0 i0 Link 17 (0x02100006 0x0 0x0 0x0 0x0 0x0)",
+        C.INTERCONNECT,
+        L.HARDWARE,
+        "xid-nvlink-fatal",
+    ),
+    (
+        "NVRM: Xid (PCI:0000:4e:00): 149, NETIR_LINK_DOWN Link Fatal XC0 i0 Link 03 (0x00000011 0x0 0x0 0x0 0x0 0x0)",
+        C.INTERCONNECT,
+        L.HARDWARE,
+        "xid-nvlink-fatal",
+    ),
+    (
+        "NVRM: Xid (PCI:0000:4e:00): 150, MSE_WATCHDOG Fatal XC0 i0 Link -1 (0x0 0x0 0x0 0x0 0x0 0x0)",
+        C.INTERCONNECT,
+        L.HARDWARE,
+        "xid-nvlink-fatal",
+    ),
+    (
+        "NVRM: Xid (PCI:0000:4e:00): 149, NETIR_BER_EVENT Nonfatal XC0 i0 Link 05 (0x00004c26 0x1 0x0 0x0 0x0 0x0)",
+        C.INTERCONNECT,
+        L.HARDWARE,
+        "xid-nvlink-nonfatal",
+    ),
+    (
+        "nvidia-nvswitch0: SXid (PCI:0000:07:00.0): 20034, Fatal, Link 30 LTSSM Fault Up",
+        C.INTERCONNECT,
+        L.HARDWARE,
+        "nvswitch-sxid-fatal",
+    ),
+    ("Fail - Detected fatal NvSwitch SXID 12028", C.INTERCONNECT, L.HARDWARE, "nvswitch-sxid-fatal"),
+    ("GPU 3's NvLink link 11 is currently down", C.INTERCONNECT, L.HARDWARE, "nvlink-error"),
+    (
+        "Detected 7 CRC Data NvLink errors on GPU 1's NVLink which exceeds threshold of 0",
+        C.INTERCONNECT,
+        L.HARDWARE,
+        "nvlink-error",
+    ),
+]
+
+
+test_family_line_decides_by_its_pattern = cases.lines_decided(LINES)
+
+
+LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
+    (
+        "gpu1:7:9 [0] graph/paths.cc:303 NCCL WARN P2P is disabled between NVLINK connected GPUs 1 and 0. This should "
+        "not be the case given their connectivity, and is probably due to a hardware issue. If you still want to "
+        "proceed, you can set NCCL_IGNORE_DISABLED_P2P=1.",
+        C.INTERCONNECT,
+        L.HARDWARE,
+        "nvlink-p2p-disabled",
+        Onset.SUSPECTED,
+    ),
+]
+
+
+test_family_line_decides_by_its_pattern_and_onset = cases.lines_decided(LINES_WITH_ONSET)
+
+
+NAMED_NODES: list[tuple[str, str]] = [
+    # The local end of a link failure is the host of NCCL's prefix.
+    (
+        "host4:31:40 [2] NCCL WARN NET/IB : Got completion from peer 10.7.0.9<5100> with error 12, opcode 0, len 0, "
+        "vendor err 129 (Recv)",
+        "host4",
+    ),
+    ("host4:31:40 [2] NCCL WARN NET/IB : mlx5_4:1 Got async event : port error", "host4"),
+]
+
+
+test_the_named_node_is_the_one_blamed = cases.excerpts_blaming_the_named_node(NAMED_NODES)
+
+
+BLAMING_NO_NODE: list[str] = [
+    # A remote status, a local one, a peer's closed socket, a connect timeout: nobody's node.
+    "host4:31:40 [2] NCCL WARN NET/IB : Got completion from peer 10.7.0.9<5100> with error 4, opcode 2, len 8",
+]
+
+
+test_echoes_and_peers_blame_no_node = cases.excerpts_blaming_no_node(BLAMING_NO_NODE)
+
+
+BENIGN: list[str] = [
+    # The port or link coming back, and address changes.
+    "gpu-a-07:311:405 [0] NCCL WARN NET/IB : mlx5_4:1 Got async error event: port active",
+    "gpu-a-07:311:405 [0] NCCL WARN NET/IB : mlx5_4:1 Got async event : client reregistration",
+    "[  312.1] mlx5_core 0000:0a:00.0 mlx5_2: Port: 1 Link ACTIVE",
+    "[  311.0] mlx5_core 0000:0a:00.0 mlx5_2: Port: 1 Link INIT",
+    "mlx5_core 0000:0a:00.1 enp10s0f1np1: Link up",
+    "mlx5_core 0000:0a:00.0: Port module event: module 0, Cable plugged",
+    "mlx5_2 port 1 ==> ib2 (Up)",
+    "\t\t\tphys_state:\t\tLINK_UP (5)",
+    # NCCL's own retry of a modify_qp is INFO, with "retrying".
+    "gpu-a-07:1:2 [5] NCCL INFO Call to ibv_modify_qp failed with 110 Connection timed out, RTR, retrying 1/5 after "
+    "100 msec of sleep",
+    # An NVSwitch SXid (not an Xid) that the switch only counts.
+    "nvidia-nvswitch3: SXid (PCI:0000:08:00.0): 22013, Non-fatal, Link 60 Minion Link DLREQ interrupt",
+    # NCCL 2.27-2.28 when NVLS was not forced on: it goes on without NVLS.
+    "gpu-7:5120:5120 [3] NCCL INFO Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA "
+    "error 801 'operation not supported'. Proceeding without NVLS support.",
+    # NCCL's INFO on a NIC it skipped, TensorFlow's check on another status, the NVIDIA module loading.
+    "NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB ib0:10.0.0.1<0>",
+    # The SQ interrupt's information lines, and a healthy ibstat port / lspci link.
+    "\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400",
+    # A program's own warning that it goes on without peer access (kmcuda's), and NCCL's INFO fallback.
+    "n1:1:2 [0] NCCL INFO P2P is disabled between connected GPUs 1 and 0. You can repress this message with "
+    "NCCL_IGNORE_DISABLED_P2P=1.",
+    # libfabric's EFA provider at INFO, and a Grid Engine limit requested.
+    "libfabric:7001:1700000001::efa:core:efa_device_construct():120<info> device 0 is rdmap0s6",
+    # mlx5_core at load and in recovery; a port coming up; NCCL and libfabric at INFO; a UCX warning.
+    "[ 812.104] mlx5_core 0000:3b:00.0: firmware version: 28.39.1002",
+    "[ 812.104] mlx5_core 0000:3b:00.0: 252.048 Gb/s available PCIe bandwidth (16.0 GT/s PCIe x16 link)",
+    "[ 812.104] mlx5_core 0000:3b:00.0: mlx5_health_try_recover:350:(pid 8): health recovery succeeded",
+    "[ 812.104] mlx5_core 0000:01:00.1 mlx5_0: Port: 1 Link ACTIVE",
+    "[ 812.104] mlx5_core 0000:3b:00.0 ens1f0np0: Link up",
+    "n1:11:12 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE ; OOB eth0:10.0.0.1<0>",
+    "n1:11:12 [0] NCCL INFO NET/IB : Got non-fatal async event: GID table change(18)",
+    "n1:11:12 [0] NCCL INFO NET/OFI Selected provider is efa, fabric is efa-direct (found 4 nics)",
+    "libfabric:7001:1700000001::efa:core:efa_device_construct():120<info> device 0 is rdmap0s6",
+    "[1700000000.123456] [gpu-a-01:4411:0]    ucp_context.c:1100 UCX  WARN  transport 'rc_mlx5' is not available",
+    "port_state:\t\tPORT_ACTIVE (4)",
+]
+
+
+test_look_alikes_stay_benign = cases.look_alikes_staying_benign(BENIGN)
+
+
+NO_FAILURE: list[str] = [
+    "host4:31:40 [2] NCCL INFO Call to ibv_modify_qp failed with 110 Connection timed out, RTR, retrying 1/5 after "
+    "10 msec of sleep",
+    "host4:31:40 [2] NCCL WARN NET/IB : mlx5_4:1 Got non-fatal async event: port active(9)",
+    "host4:31:40 [2] NCCL WARN NET/IB : mlx5_4:1 GID table changed",
+    # Informative kernel lines: a link up, an interface ready, a health recovery that succeeded.
+    "Jun  1 04:00:00 cn31 kernel: mlx5_core 0000:c1:00.0 enp193s0f0np0: Link up",
+    "Jun  1 04:00:00 cn31 kernel: IPv6: ADDRCONF(NETDEV_CHANGE): ib1: link becomes ready",
+    "Jun  1 04:00:00 cn31 kernel: mlx5_core 0000:c1:00.0: mlx5_health_try_recover:352:(pid 812): health recovery "
+    "succeeded",
+    "Jun  1 04:00:00 cn31 kernel: bond1: (slave ens2f1): link status definitely up, 100000 Mbps full duplex",
+    # A command the firmware refused: printed for probed features and deliberate reconfigurations.
+    "Jun  1 04:00:00 cn31 kernel: mlx5_core 0000:c1:00.0: mlx5_cmd_out_err:838:(pid 77): SET_FLOW_TABLE_ROOT(0x92f) "
+    "op_mod(0x0) failed, status bad parameter(0x3), syndrome (0x2d3e), err(-22)",
+    "Jun  1 04:00:00 cn31 kernel: nvidia-nvswitch1: SXid (PCI:0000:07:00.0): 12028, Non-fatal, Link 40 egress "
+    "non-posted PRIV error (First)",
+    "nvidia-nvswitch0: SXid (PCI:0000:07:00.0): 12028, Non-fatal, Link 12 egress non-posted PRIV error",
+]
+
+
+test_look_alikes_are_no_failure = cases.look_alikes_matching_no_failure(NO_FAILURE)
+
+
+def test_a_link_failure_outranks_the_cascade_it_causes(catalogue: Catalogue, matcher: Matcher):
+    text = "\n".join(
+        [
+            "[rank1]:[E101 10:00:00.000 ProcessGroupNCCL.cpp:818] [Rank 1] Some NCCL operations have failed or timed "
+            "out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on "
+            "corrupted/incomplete data.",
+            "host4:31:40 [2] NCCL WARN NET/IB : Got completion from peer 10.7.0.9<5100> with status=12 opcode=0 len=0 "
+            "vendor err 129 (Recv)",
+            "host5:11:12 [0] misc/socket.cc:58 NCCL WARN socketProgress: Connection closed by remote peer host4<41002>",
+            "srun: error: host4: tasks 0-7: Terminated",
+        ]
+    )
+    a = classify_text(catalogue, matcher, text)
+    assert a.failure_class is C.INTERCONNECT and a.nodes == ["host4"]
+
+
+def test_an_nvlink_xid_is_not_vetoed(matcher: Matcher):
+    hit = matcher.failure(XID.format(code=144, text="SAW_MVB Nonfatal XC0 i0 Link 0"))
+    assert hit is not None and hit.failure_class is C.INTERCONNECT
+
+
+def test_a_kernel_network_failure_names_the_node_of_the_syslog(catalogue, matcher):
+    a = classify_text(
+        catalogue, matcher, "Jun  1 04:00:00 cn31 kernel: NETDEV WATCHDOG: CPU: 7: transmit queue 5 timed out 8192 ms"
+    )
+    assert (a.failure_class, a.node_implicated, a.nodes) == (C.INTERCONNECT, True, ["cn31"])
+
+
+def test_the_wc_status_split_holds_in_the_old_completion_form(catalogue, matcher):
+    """12 is the link's (the host is named), 5 WR_FLUSH the peer's: the form does not change the split."""
+    host = "gpu-b-02:77:90 [1] NCCL WARN NET/IB : Got completion with error {}, opcode 0, len 0, vendor err 244"
+    link = classify_text(catalogue, matcher, host.format(12))
+    flushed = classify_text(catalogue, matcher, host.format(5))
+    assert (link.failure_class, link.nodes) == (C.INTERCONNECT, ["gpu-b-02"])
+    assert (flushed.failure_class, flushed.node_implicated) == (C.COMM_ERROR, False)
+
+
+def test_an_nvls_bind_failure_implicates_the_node(catalogue, matcher):
+    got = classify_text(
+        catalogue,
+        matcher,
+        "Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA error 401 'the operation "
+        "cannot be performed in the present state'.",
+    )
+    assert got.node_implicated
+
+
+def test_nvlink_p2p_disabled_implicates_the_node(catalogue, matcher):
+    got = classify_text(
+        catalogue,
+        matcher,
+        "P2P is disabled between NVLINK connected GPUs 1 and 0. This should not be the case given their "
+        "connectivity, and is probably due to a hardware issue.",
+    )
+    assert got.failure_class is C.INTERCONNECT and got.node_implicated
+
+
+def test_ofi_data_path_eio_is_not_storage(catalogue, matcher):
+    # storage's io-error read fi_strerror's "Input/output error" before.
+    got = classify_text(
+        catalogue,
+        matcher,
+        "n1:1:2 [0] NCCL WARN NET/OFI Error posting rx buffer. RC: -5, Error: Input/output error",
+    )
+    assert got.failure_class is C.INTERCONNECT and got.pattern != "io-error"
+
+
+def test_the_remote_and_local_statuses_stay_out_of_the_link_reading(catalogue, matcher):
+    # A flushed WR (5) and the remote access error (10) are not the link's: not ib-transport-retry.
+    for text in (
+        " Failed status 5: wr_id 0 syndrom 0xf9",
+        "infiniband mlx5_1: dump_cqe:272:(pid 0): WC error: 10, Message: remote access error",
+    ):
+        assert classify_text(catalogue, matcher, text).pattern != "ib-transport-retry"

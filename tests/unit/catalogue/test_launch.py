@@ -1,0 +1,852 @@
+"""runbooks/launch.yaml: the job failing to form, read from their sources.
+
+Each line is a source's format string, in the wording of the version a comment names, filled in
+with made-up hosts, ids, numbers and paths; beside the failures, the neighbours each pattern must
+not take and the look-alikes that must stay benign.
+
+Sources: PyTorch c10d (socket.cpp, TCPStore.cpp's connect / validate loop, the store based barrier),
+torchelastic's rendezvous (api.py, dynamic_rendezvous.py) and torch.distributed's URL rendezvous
+(rendezvous.py); gloo's transport/tcp (pair.cc, device.cc); NCCL's bootstrap.cc, misc/socket.cc
+(and socket.h before v2.10), net_socket.cc; CPython's OSError "[Errno %d] %s" with glibc's
+strerror texts and urllib3's wrappers (connection.py, connectionpool.py); XLA's coordination
+service and JAX's client (client.h, coordination_service.cc), JAX's TPU backend (xla_bridge.py);
+torch_xla's mesh service; OpenSSH (ssh.c, sshconnect.c, sshconnect2.c) and pdsh; DeepSpeed's
+launcher (launcher/runner.py); Open MPI (help-errmgr-base.txt [failed-daemon-launch],
+[failed-daemon], errmgr_default_hnp.c, the UCX PML pml_ucx.c), MPI_Init and MPICH's Hydra proxies;
+Ascend HCCP / HCCL at start; Slurm (slurm_errno.c as sbatch, srun and salloc print it, srun
+step_launch.c, slurmstepd's execve); Kubernetes' image pulls; Flux (flux-job.c, the job shell);
+bash, zsh and CPython's pymain_run_file finding no launcher or script.
+"""
+
+from respawn.attribution.attribute import classify_text
+from respawn.attribution.matcher import Matcher
+from respawn.attribution.runbook import Onset
+from respawn.wire.taxonomy import CauseLayer, FailureClass
+from tests.unit.catalogue import _catalogue_cases as cases
+
+C = FailureClass
+L = CauseLayer
+
+
+DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
+    # Forming the job: an endpoint not reached in time is the network's, as the development set labels it
+    # (docs/runbooks.md, "Cause layers"); a port already in use is system software (port-in-use).
+    (
+        "torch.distributed.DistNetworkError: The client socket has timed out after 900s while trying to connect to "
+        "(trainer-0, 29400).",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "store-connect-timeout",
+    ),
+    (
+        "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "rendezvous-error",
+    ),
+    (
+        "node7:41:52 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.2.0.1<41000> failed : "
+        "Connection refused",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "store-connect-timeout",
+    ),
+    (
+        "DEADLINE_EXCEEDED: Barrier timed out. Id: [Init]Wait_for_all_tasks_to_register::0. This usually happens "
+        "because a task triggered the barrier too early or too slowly.",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "xla-coordination-register-timeout",
+    ),
+    (
+        "node7:41:52 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.2.0.1<41000> failed : "
+        "No route to host",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "store-connect-timeout",
+    ),
+    (
+        "srun: error: slurm_receive_msgs: [[gpu-node-8]:6818] failed: Zero Bytes were transmitted or received",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "store-connect-timeout",
+    ),
+    # JAX's client barrier right after it connects: the job never formed.
+    (
+        "jaxlib.xla_extension.XlaRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Barrier_id: PjRT_Client_Connect."
+        " Timed out task names:\n/job:jax_worker/replica:0/task:2",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "xla-coordination-register-timeout",
+    ),
+    # NCCL with no interface to use: the host's configuration.
+    (
+        "gpu-a-02:4242:4242 [0] NCCL WARN Bootstrap : no socket interface found",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "nccl-no-interface",
+    ),
+    (
+        "gpu-a-02:4242:4300 [0] NCCL WARN NET/Socket : No usable listening interface found",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "nccl-no-interface",
+    ),
+    (
+        "gpu-a-02:4242:4300 [0] NCCL WARN no device found matching exactly ib9, verify NCCL_OOB_NET_IFNAME",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "nccl-no-interface",
+    ),
+    # The neighbours each must leave alone.
+    # gloo's counterpart of nccl-no-interface
+    ("Unable to find interface for: [10.0.0.3]", C.LAUNCH, L.SYSTEM_SOFTWARE, "gloo-no-interface"),
+    # a connect NCCL tried and the network refused stays the network's
+    (
+        "gpu-a-02:4242:4300 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.3<40404> failed : "
+        "Connection timed out",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "store-connect-timeout",
+    ),
+    # NCCL's bootstrap root refusing the ranks' check-in: the job never forms.
+    (
+        "node-4:3120:3190 [0] bootstrap.cc:348 NCCL WARN Bootstrap Root : rank 5 of 16 ranks has already checked in",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "nccl-bootstrap-root-mismatch",
+    ),
+    (
+        "node-4:3120:3190 [0] bootstrap.cc:97 NCCL WARN Bootstrap Root : mismatch in rank count from procs 16 : 8",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "nccl-bootstrap-root-mismatch",
+    ),
+    (
+        "node-4:3120:3190 [0] bootstrap.cc:335 NCCL WARN Bootstrap Root : mismatch in info from procs, nranks 16 vs "
+        "8, nroots 1 vs 1, iroot 0 vs 0, offset 0 vs 0",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "nccl-bootstrap-root-mismatch",
+    ),
+    (
+        "node-4:3120:3190 [0] bootstrap.cc:343 NCCL WARN Bootstrap Root : localId 17 is out of range",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "nccl-bootstrap-root-mismatch",
+    ),
+    # DeepSpeed's ssh check before launch: the job's ssh setup.
+    (
+        "RuntimeError: Using hostfile at /job/hostfile but host=worker-2 was not reachable via ssh. If you are "
+        "running with a single node please remove /job/hostfile or setup passwordless ssh.",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "deepspeed-ssh-check-failed",
+    ),
+    (
+        "RuntimeError: Unable to detect suitable master address via `hostname -I`, please manually specify one via "
+        "--master_addr",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "deepspeed-ssh-check-failed",
+    ),
+    # ssh's own reason, when the excerpt has it, says which.
+    (
+        "worker-2: ssh: connect to host worker-2 port 22: Connection refused\n"
+        "RuntimeError: Using hostfile at /job/hostfile but host=worker-2 was not reachable via ssh. If you are "
+        "running with a single node please remove /job/hostfile or setup passwordless ssh.",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "ssh-launch-failed",
+    ),
+    # NCCL's connect in its wordings before socketStartConnect (v2.4-v2.9, v2.10-v2.15).
+    (
+        "r1n2:4865:4866 [1] include/socket.h:403 NCCL WARN Connect to 10.1.2.3<56821> failed : Connection refused",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "store-connect-timeout",
+    ),
+    (
+        "gpu-3:100:200 [0] misc/socket.cc:456 NCCL WARN Net : Connect to 10.1.2.3<40000> failed : No route to host",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "store-connect-timeout",
+    ),
+    # JAX's task failing to register with the coordination service.
+    (
+        "E0101 00:00:00.000000 4242 client.cc:96] Coordination service agent in error status: DEADLINE_EXCEEDED: "
+        "Deadline Exceeded\nAdditional GRPC error information from remote target coordination_service while calling "
+        '/tensorflow.CoordinationService/RegisterTask:\n:{"description":"Deadline Exceeded","grpc_status":4}',
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "xla-coordination-register-timeout",
+    ),
+    # torch.distributed's URL rendezvous without its rank or world (rendezvous.py).
+    (
+        "ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable WORLD_SIZE "
+        "expected, but not set",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "torch-rendezvous-config-missing",
+    ),
+    (
+        "ValueError: Error initializing torch.distributed using tcp:// rendezvous: rank parameter missing",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "torch-rendezvous-config-missing",
+    ),
+    (
+        "ValueError: Error initializing torch.distributed using file:// rendezvous: world size parameter missing",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "torch-rendezvous-config-missing",
+    ),
+    # DeepSpeed's launcher refusing its hostfile or multi-node setup (launcher/runner.py).
+    (
+        "[2021-03-02 10:11:12,130] [ERROR] [runner.py:139:fetch_hostfile] Hostfile is not formatted correctly, "
+        "unable to proceed with training.",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "deepspeed-hostfile-invalid",
+    ),
+    (
+        "[2021-03-02 10:11:12,130] [ERROR] [runner.py:143:fetch_hostfile] Hostfile contains duplicate hosts, "
+        "unable to proceed with training.",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "deepspeed-hostfile-invalid",
+    ),
+    (
+        "ValueError: Hostfile contains multiple entries for worker-3, unable to proceed with launching",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "deepspeed-hostfile-invalid",
+    ),
+    (
+        "ValueError: Hostfile is empty or not formatted correctly, unable to proceed with launching.",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "deepspeed-hostfile-invalid",
+    ),
+    (
+        "ValueError: Num nodes is >1 but no extra nodes available via hostfile",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "deepspeed-hostfile-invalid",
+    ),
+    ("RuntimeError: launcher 'pdsh' not installed.", C.LAUNCH, L.SYSTEM_SOFTWARE, "deepspeed-hostfile-invalid"),
+    # gloo's device lookups (gloo/transport/tcp/device.cc).
+    (
+        "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:83] ifa != nullptr. "
+        "Unable to find address for: ib0",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "gloo-no-interface",
+    ),
+    (
+        "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:208] rp != nullptr. "
+        "Unable to find address for: gpu-node-12",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "gloo-no-interface",
+    ),
+    # Ascend HCCP / HCCL at start: the previous process still holds the device, a port, rootInfo.
+    (
+        "RuntimeError: [ERROR] HCCL error in: torch_npu/csrc/distributed/ProcessGroupHCCL.cpp:64\n"
+        "EJ0001: 2024-05-21-11:57:54.167.645 Failed to initialize the HCCP process. Reason: Maybe the last "
+        "training process is running.",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "hccl-init-failed",
+    ),
+    ("EJ0003: Failed to bind the IP port. Reason: address in use", C.LAUNCH, L.SYSTEM_SOFTWARE, "hccl-init-failed"),
+    (
+        "EI0015: Failed to collect cluster information of the communicator based on rootInfo detection. Reason: "
+        "timeout waiting for 8 ranks.",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "hccl-init-failed",
+    ),
+    (
+        "EI0004: The ranktable or rank is invalid,Reason:[rank id 9 out of range]. Please check the configured "
+        "ranktable. [/etc/hccl.json]",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "hccl-config-invalid",
+    ),
+    (
+        "EI0001: Environment variable [HCCL_SOCKET_IFNAME] is invalid. Reason: no such interface.",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "hccl-config-invalid",
+    ),
+    (
+        "EI0008: The HCCL versions are inconsistent: tag [AllReduce_1], local_version [7.1], remote_version [7.0]",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "hccl-config-invalid",
+    ),
+    # Open MPI: the UCX PML wiring the job; orted missing on the remote host.
+    (
+        "[gpu1:1581048] pml_ucx.c:419 Error: ucp_ep_create(proc=9) failed: Destination is unreachable",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "ompi-ucx-wireup-failed",
+    ),
+    (
+        "[gpu1:1581048] pml_ucx.c:472 Error: Failed to resolve UCX endpoint for rank 9",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "ompi-ucx-wireup-failed",
+    ),
+    ("bash: orted: command not found", C.LAUNCH, L.SYSTEM_SOFTWARE, "mpi-daemon-launch-failed"),
+    ("bash: prted: command not found", C.LAUNCH, L.SYSTEM_SOFTWARE, "mpi-daemon-launch-failed"),
+    # JAX's TPU backend at start.
+    (
+        "UserWarning: TPU backend initialization is taking more than 60.0 seconds. Did you run your code on all TPU "
+        "hosts? See https://jax.readthedocs.io/en/latest/multi_process.html for more information.",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "jax-tpu-backend-init",
+    ),
+    (
+        "RuntimeError: Unable to initialize backend 'tpu': ABORTED: The TPU is already in use by process with pid "
+        "176028. Not attempting to load libtpu.so in this process.",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "jax-tpu-backend-init",
+    ),
+    # Forming the job.
+    (
+        "Abort(1091215) on node 0 (rank 0 in comm 0): Fatal error in PMPI_Init: Other MPI error, error stack:",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-init-failed",
+    ),
+    (
+        '[mpiexec@gpu-1] HYDU_sock_connect (utils/sock/sock.c:145): unable to connect from "gpu-1" to "gpu-2" '
+        "(No route to host)",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-init-failed",
+    ),
+    (
+        "RuntimeError: Failed to connect to client mesh master: 10.0.0.1:8477",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "xla-mesh-connect-failed",
+    ),
+    # Flux: flux-job.c's fatal exceptions, the job shell's FATAL.
+    (
+        "0.031s: job.exception type=exec severity=0 task 0 (host c12): start failed: train: No such file or directory",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "flux-job-exec-failed",
+    ),
+    (
+        "0.040s: flux-shell[0]: FATAL: plugin 'cyclic': shell.init failed",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "flux-job-exec-failed",
+    ),
+    # gloo's pair connect timeout, bare and under connectFullMesh.
+    (
+        "RuntimeError: [/src/third_party/gloo/gloo/transport/tcp/pair.cc:799] Connect timeout [10.1.0.4]:35117",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "store-connect-timeout",
+    ),
+    # The shell finding no launcher: bash (English, zh_CN with its "行", de), zsh.
+    (
+        "/var/spool/slurmd/job4411/slurm_script: line 22: torchrun: command not found",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "launcher-not-found",
+    ),
+    ("train_multi.sh: 行 31: deepspeed：未找到命令", C.LAUNCH, L.SYSTEM_SOFTWARE, "launcher-not-found"),
+    ("job.sh: Zeile 5: python3: Kommando nicht gefunden.", C.LAUNCH, L.SYSTEM_SOFTWARE, "launcher-not-found"),
+    ("zsh: command not found: mpirun", C.LAUNCH, L.SYSTEM_SOFTWARE, "launcher-not-found"),
+    # CPython's pymain_run_file, Python 3 and 2, with torchrun's echo after it.
+    (
+        "/opt/env/bin/python3: can't open file '/work/trian.py': [Errno 2] No such file or directory\n"
+        "E0101 10:00:00.000 1 torch/distributed/elastic/multiprocessing/api.py:800] failed (exitcode: 2) "
+        "local_rank: 0 (pid: 4411) of binary: /opt/env/bin/python3",
+        C.LAUNCH,
+        L.APPLICATION,
+        "python-script-not-found",
+    ),
+    (
+        "python: can't open file 'main.py': [Errno 13] Permission denied",
+        C.LAUNCH,
+        L.APPLICATION,
+        "python-script-not-found",
+    ),
+]
+
+
+test_source_lines_are_decided = cases.excerpts_decided(DECIDED)
+
+
+DECIDED_WITH_NODES: list[tuple[str, FailureClass, CauseLayer, str, bool, list[str]]] = [
+    # The controller's errno as the client's own error line (slurm_errno.c).
+    (
+        "srun: error: Unable to contact slurm controller (connect failure)",
+        C.LAUNCH,
+        L.SCHEDULER,
+        "slurmctld-unreachable",
+        False,
+        [],
+    ),
+    (
+        "sbatch: error: slurm_submit_batch_job: Unable to contact slurm controller (send failure)",
+        C.LAUNCH,
+        L.SCHEDULER,
+        "slurmctld-unreachable",
+        False,
+        [],
+    ),
+    # Open MPI: a daemon that never came up is the launch's, even with the "lost communication" text after it.
+    (
+        "--------------------------------------------------------------------------\n"
+        "ORTE was unable to reliably start one or more daemons.\n"
+        "This usually is caused by:\n"
+        "--------------------------------------------------------------------------\n"
+        "ORTE has lost communication with a remote daemon.\n"
+        "\n"
+        "  HNP daemon   : [[16919,0],0] on node cn031\n"
+        "  Remote daemon: [[16919,0],3] on node cn127\n",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-daemon-launch-failed",
+        False,
+        [],
+    ),
+    (
+        "An ORTE daemon has unexpectedly failed after launch and before\n"
+        "communicating back to mpirun. This could be caused by a number\n"
+        "of factors, including an inability to create a connection back\n"
+        "to mpirun due to a lack of common network interfaces and/or no\n"
+        "route found between them.",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-daemon-launch-failed",
+        False,
+        [],
+    ),
+    # JAX's coordination service: the job that never formed.
+    (
+        "jaxlib.xla_extension.XlaRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Id: "
+        "[Init]Wait_for_all_tasks_to_register::0. This usually happens because a task triggered the barrier too "
+        "early or too slowly.",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "xla-coordination-register-timeout",
+        False,
+        [],
+    ),
+    # ssh-started workers.
+    (
+        "ssh: connect to host gpu-node-3 port 22: Connection timed out",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "ssh-launch-failed",
+        False,
+        [],
+    ),
+    (
+        "pdsh@gpu-node-1: gpu-node-3: ssh exited with exit code 255",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "ssh-launch-failed",
+        False,
+        [],
+    ),
+    (
+        "gpu-node-3: Permission denied (publickey,gssapi-keyex,gssapi-with-mic).",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "ssh-auth-refused",
+        False,
+        [],
+    ),
+    # A container that could not start for its image.
+    (
+        '  Warning  Failed     12s   kubelet  Failed to pull image "nvcr.io/nvidia/pytorch:24.05-py3": rpc error: '
+        "code = Unknown desc = failed to pull and unpack image",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+        False,
+        [],
+    ),
+    (
+        "trainer-worker-0   0/1     ImagePullBackOff   0          3m",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+        False,
+        [],
+    ),
+    # torchelastic's keep-alive failing records this node FAILED in the rendezvous state (dynamic_rendezvous.py
+    # _keep_alive: NodeState.FAILED): the store is unreachable, read as the rendezvous error it names.
+    (
+        "W0813 22:23:32.979031 140204091807488 torch/distributed/elastic/rendezvous/dynamic_rendezvous.py:1267] "
+        "The node 'gpu-07_4242_0' has failed to send a keep-alive heartbeat to the rendezvous '100' due to an "
+        "error of type RendezvousTimeoutError.",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "rendezvous-error",
+        False,
+        [],
+    ),
+]
+
+
+test_source_lines_are_decided_with_their_nodes = cases.excerpts_decided(DECIDED_WITH_NODES)
+
+
+DECIDED_IMPLICATING: list[tuple[str, FailureClass, CauseLayer, str, bool]] = [
+    # Python's connect errnos: the job could not form; the network path or the peer was not there.
+    (
+        "TimeoutError: [Errno 110] Connection timed out",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "socket-connect-errno",
+        False,
+    ),
+    ("OSError: [Errno 113] No route to host", C.LAUNCH, L.INFRASTRUCTURE_NETWORK, "socket-connect-errno", False),
+    ("OSError: [Errno 101] Network is unreachable", C.LAUNCH, L.INFRASTRUCTURE_NETWORK, "socket-connect-errno", False),
+    ("OSError: [Errno 112] Host is down", C.LAUNCH, L.INFRASTRUCTURE_NETWORK, "socket-connect-errno", False),
+    (
+        "OSError: [Errno 99] Cannot assign requested address",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "socket-connect-errno",
+        False,
+    ),
+    (
+        "requests.exceptions.ConnectionError: HTTPConnectionPool(host='10.0.0.1', port=8080): Max retries exceeded "
+        "with url: /rendezvous (Caused by NewConnectionError('<urllib3.connection.HTTPConnection object at 0x7f2a>: "
+        "Failed to establish a new connection: [Errno 111] Connection refused'))",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "socket-connect-errno",
+        False,
+    ),
+    (
+        "urllib3.exceptions.ConnectTimeoutError: (<urllib3.connection.HTTPSConnection object at 0x7f2a>, "
+        "'Connection to coordinator.internal timed out. (connect timeout=10)')",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "socket-connect-errno",
+        False,
+    ),
+    # gloo's connect to a peer, in strerror's words; gloo without the interface it was told to use.
+    (
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:799] connect [10.0.0.5]:31422: "
+        "Connection refused",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "socket-connect-errno",
+        False,
+    ),
+    (
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:799] connect [10.0.0.5]:31422: "
+        "Connection timed out",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "socket-connect-errno",
+        False,
+    ),
+    (
+        "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:212] ifa != nullptr. "
+        "Unable to find interface for: [10.1.2.3]",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "gloo-no-interface",
+        False,
+    ),
+    # TCPStore 2.x: the connect / validate loop giving up.
+    (
+        "[E1202 10:00:00.123456789 TCPStore.cpp:390] [c10d] TCP client failed to connect/validate to host "
+        "node01:29500 - timed out (try=3, timeout=600000ms): The client socket has failed to connect to "
+        "[node01]:29500 (errno: 111 - Connection refused).",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "store-connect-timeout",
+        False,
+    ),
+]
+
+
+test_source_lines_are_decided_implicating_the_node_or_not = cases.excerpts_decided(DECIDED_IMPLICATING)
+
+
+LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
+    # NCCL sockets, proxy, verbs.
+    (
+        "host4:31:40 [2] os/linux.cc:288 NCCL WARN ncclOsSocketStartConnect: connect to 10.7.0.9<5100> returned "
+        "Connection refused, exceeded error retry count after 35 attempts",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "store-connect-timeout",
+    ),
+    (
+        "host4:31:40 [2] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.7.0.9<5100> failed : No route "
+        "to host",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "store-connect-timeout",
+    ),
+    # PyTorch c10d and elastic.
+    (
+        "torch.distributed.DistNetworkError: The client socket has timed out after 900s while trying to connect to "
+        "(host1, 29500).",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "store-connect-timeout",
+    ),
+    (
+        "[E101 10:00:03.000 socket.cpp:1] [c10d] The client socket has failed to connect to any network address of "
+        "(host1, 29500).",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "store-connect-timeout",
+    ),
+    (
+        "torch.distributed.DistStoreError: wait timeout after 1800000ms, keys: /default_pg//cuda//0",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "store-connect-timeout",
+    ),
+    (
+        "RuntimeError: Timed out initializing process group in store based barrier on rank: 3, for key: "
+        "store_based_barrier_key:1 (world_size=16, worker_count=12, timeout=0:30:00)",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "store-connect-timeout",
+    ),
+    (
+        "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "rendezvous-error",
+    ),
+    (
+        "RuntimeError: The server socket has failed to listen on any local network address. port: 29400, useIpv6: "
+        "false, code: -98, name: EADDRINUSE, message: address already in use",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "port-in-use",
+    ),
+    # Slurm.
+    (
+        "slurmstepd: error: execve(): /home/u/run.sh: No such file or directory",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-launch-failure",
+    ),
+    (
+        "srun: error: Unable to create step for job 812: Requested nodes are busy",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-launch-failure",
+    ),
+    (
+        "sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)",
+        C.LAUNCH,
+        L.SCHEDULER,
+        "slurmctld-unreachable",
+    ),
+    (
+        "salloc: error: Job submit/allocate failed: Socket timed out on send/recv operation",
+        C.LAUNCH,
+        L.SCHEDULER,
+        "slurmctld-unreachable",
+    ),
+    # A site's job_submit plugin refusing the request: SLURM_ERROR after the plugin's own message.
+    (
+        "srun: error: slurm_receive_msgs: [[host9.example]:6818] failed: Socket timed out on send/recv operation",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "store-connect-timeout",
+    ),
+    # A request the cluster cannot satisfy at all stays the submission's (application).
+    (
+        "sbatch: error: Batch job submission failed: Rate limit exceeded, please retry momentarily",
+        C.LAUNCH,
+        L.SCHEDULER,
+        "slurmctld-unreachable",
+    ),
+]
+
+
+test_family_line_decides_by_its_pattern = cases.lines_decided(LINES)
+
+
+LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
+    (
+        "[E socket.cpp:500] [c10d] The server socket has failed to listen on any local network address.",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "port-in-use",
+        Onset.SUSPECTED,
+    ),
+    ("OSError: [Errno 98] Address already in use", C.LAUNCH, L.SYSTEM_SOFTWARE, "port-in-use", Onset.SUSPECTED),
+]
+
+
+test_family_line_decides_by_its_pattern_and_onset = cases.lines_decided(LINES_WITH_ONSET)
+
+
+NOT_THESE: list[tuple[str, str]] = [
+    # c10d's per-address bind warnings: retried on the next address, in both torch log formats.
+    (
+        "[W socket.cpp:426] [c10d] The server socket has failed to bind to [::]:25641 (errno: 98 - Address already in "
+        "use).",
+        "port-in-use",
+    ),
+    (
+        "[W1203 10:00:00.000000 77 torch/csrc/distributed/c10d/socket.cpp:462] [c10d] The server socket has failed to "
+        "bind to 0.0.0.0:29500 (errno: 98 - Address already in use).",
+        "port-in-use",
+    ),
+]
+
+
+test_lines_not_for_the_pattern = cases.lines_not_for_the_pattern(NOT_THESE)
+
+
+BLAMING_NO_NODE: list[str] = [
+    # A remote status, a local one, a peer's closed socket, a connect timeout: nobody's node.
+    "torch.distributed.DistNetworkError: The client socket has timed out after 900s while trying to connect to "
+    "(host1, 29500).",
+]
+
+
+test_echoes_and_peers_blame_no_node = cases.excerpts_blaming_no_node(BLAMING_NO_NODE)
+
+
+BENIGN: list[str] = [
+    # srun waiting for resources inside its allocation, then getting them.
+    "srun: Job 4242 step creation temporarily disabled, retrying (Requested nodes are busy)",
+    "srun: Job 4242 step creation still disabled, retrying (Requested nodes are busy)",
+    "srun: Step created for StepId=4242.1",
+    # srun waiting on a busy controller (allocate.c's retry message) and its INFO lines.
+    "srun: Slurm controller not responding, sleeping and retrying.",
+    "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
+    # NCCL's INFO about a connect it retries, and the IB resiliency failing over (it recovers).
+    "gpu-07:4100:4180 [3] NCCL INFO ncclOsSocketStartConnect: connect to 10.0.0.3<45678> returned Connection refused, "
+    "retrying (1/34) after sleep for 100 msec",
+    # srun waiting for busy nodes (a retry), and Slurm's reservation and partition INFO.
+    "srun: Job 4242 step creation temporarily disabled, retrying (Requested nodes are busy)",
+    # Open MPI / PRRTE help texts' other lines and a daemon that did start.
+    "This usually is caused by:",
+    "  settings, or configure OMPI with --enable-orterun-prefix-by-default",
+    # JAX's coordination service when all is well.
+    "I0301 10:00:00.000000 4242 coordination_service.cc:600] Waiting for 3/4 tasks to connect.",
+    "I0301 10:00:00.000000 4242 coordination_service_agent.cc:300] Coordination agent has successfully connected.",
+    # ssh that worked, and a warning about a host key it learned.
+    "Warning: Permanently added 'gpu-node-3,10.0.0.3' (ECDSA) to the list of known hosts.",
+    "pdsh@gpu-node-1: gpu-node-3: ssh exited with exit code 0",
+    # The kubelet pulling an image that is there, and the toolkit's own INFO.
+    '  Normal   Pulled     5s    kubelet  Successfully pulled image "nvcr.io/nvidia/pytorch:24.05-py3" in 2m1s',
+    '  Normal   Pulling    2m    kubelet  Pulling image "nvcr.io/nvidia/pytorch:24.05-py3"',
+    # urllib3's handled retry, as pip and hub clients log it.
+    "WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection "
+    "broken by 'NewConnectionError('<urllib3.connection.HTTPSConnection object at 0x7f2a>: Failed to establish a "
+    "new connection: [Errno 110] Connection timed out')': /simple/torch/",
+    # c10d's connect loop retrying, and connecting.
+    "[W1202 10:00:00.123456789 TCPStore.cpp:358] [c10d] TCP client failed to connect/validate to host node01:29500 "
+    "- retrying (try=0, timeout=600000ms, delay=496ms): The client socket has failed to connect to [node01]:29500 "
+    "(errno: 111 - Connection refused).",
+    "[I1202 10:00:00.123456789 socket.cpp:787] [c10d] The client socket has connected to [node01]:29500 on "
+    "[node02]:51234.",
+    # Other errnos and their numbers in healthy text.
+    "errno 110 is ETIMEDOUT; see man 3 errno",
+    "Connection to coordinator.internal established (connect timeout=10)",
+    # gloo connecting, and choosing its interface.
+    "I1202 10:00:00.123456 4242 ProcessGroupGloo.cpp:742] [Rank 0]: Using network interface eth0 for gloo",
+    # c10d connecting, and NCCL's socket layer retrying.
+    "[I1202 10:00:00.123456789 socket.cpp:787] [c10d] The client socket has connected to [node01]:29500 on "
+    "[node02]:51234.",
+    "node7:41:52 [0] NCCL INFO Call to connect returned Connection refused, retrying",
+    # torchelastic's rendezvous going well, and a graceful exit.
+    "INFO:torch.distributed.elastic.agent.server.api:[default] Rendezvous complete for workers. Result:",
+    "I1202 10:00:00.000 dynamic_rendezvous.py:1137] The node 'trainer-0_42_0' has joined round 0 of the c10d "
+    "rendezvous 'job7' as rank 0 in a world of size 2.",
+    # NCCL's bootstrap at INFO, and its connect retried.
+    "gpu-3:100:200 [0] NCCL INFO Call to connect returned Connection refused, retrying",
+    "node-4:3120:3120 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.4<0>",
+    # DeepSpeed's launcher once ssh worked.
+    "[INFO] [runner.py:555:main] Using IP address of 10.0.0.2 for node worker-2",
+    # A running JAX job's coordination RPC closed at shutdown.
+    "Additional GRPC error information from remote target coordination_service while calling "
+    "/tensorflow.CoordinationService/WatchJobState:",
+    # torch.distributed's rendezvous at INFO.
+    "INFO:torch.distributed.distributed_c10d:Rank 0: Completed store-based barrier for key:store_based_barrier_key:1 "
+    "with 8 nodes.",
+    # DeepSpeed's single-node run without a hostfile.
+    "[2023-05-01 09:00:00,000] [WARNING] [runner.py:202:fetch_hostfile] Unable to find hostfile, will proceed with "
+    "training with local resources only.",
+    # Ascend's INFO and warnings at start.
+    "[INFO] HCCL(12345,python):2024-05-21-11:57:54.167.645 [hccl_comm.cc:120] HcclCommInitRootInfo success",
+    # JAX finding no TPU on a CPU host (the fallback it announces is not a failure without the TPU's own words).
+    "WARNING:jax._src.xla_bridge:An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not "
+    "installed. Falling back to cpu.",
+    # Open MPI's UCX PML on a healthy start.
+    "[gpu1:1581048] pml_ucx.c:289 mca_pml_ucx_init",
+    # JAX's fallback to the CPU, and PyTorch XPU's empty device count.
+    "An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.",
+    # A missing helper in a prologue; a non-fatal Flux exception; a healthy SkyPilot controller.
+    "/var/spool/slurmd/job4411/slurm_script: line 3: module: command not found",
+    # The habanalabs driver's success, MXNet's storage manager chosen, the c10d barrier passed.
+    "I0101 10:00:00.1 1 distributed_c10d.py:1] Rank 0: Completed store-based barrier for key:"
+    "store_based_barrier_key:1 with 8 nodes.",
+]
+
+
+test_look_alikes_stay_benign = cases.look_alikes_staying_benign(BENIGN)
+
+
+NO_FAILURE: list[str] = [
+    "host4:31:40 [2] NCCL INFO ncclOsSocketStartConnect: connect to 10.7.0.9<5100> returned Connection refused, "
+    "retrying (3/34) after sleep for 300 msec",
+    "host4:31:40 [2] NCCL INFO Call to accept returned Resource temporarily unavailable, retrying",
+    "[W101 10:00:00.000 socket.cpp:1] [c10d] The IPv6 network addresses of (host1, 29500) cannot be retrieved (gai "
+    "error: -2 - Name or service not known).",
+    "[I101 10:00:00.000 socket.cpp:1] [c10d] The client socket has connected to [host1]:29500 on [host4]:40122.",
+    "srun: Job 812 step creation temporarily disabled, retrying (Requested nodes are busy)",
+    "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
+]
+
+
+test_look_alikes_are_no_failure = cases.look_alikes_matching_no_failure(NO_FAILURE)
+
+
+def test_a_graceful_rendezvous_exit_is_no_launch_failure(matcher: Matcher):
+    hit = matcher.failure("torch.distributed.elastic.rendezvous.api.RendezvousGracefulExitError")
+    assert hit is None or hit.failure_class is not C.LAUNCH
+
+
+def test_the_bind_warnings_alone_are_no_failure(matcher: Matcher):
+    for line, _ in NOT_THESE[:2]:
+        assert matcher.failure(line) is None, line
+
+
+def test_missing_gloo_interface_does_not_restart(catalogue):
+    """The host's address or GLOO_SOCKET_IFNAME is wrong: a restart finds it wrong again."""
+    book = catalogue.runbooks[C.LAUNCH]
+    assert next(p for p in book.patterns if p.id == "gloo-no-interface").recoverable_by_restart is False
+
+
+def test_a_jvm_unknown_host_is_not_gloo(catalogue, matcher):
+    got = classify_text(catalogue, matcher, "java.net.UnknownHostException: Unable to find address for: gpu-node-12")
+    assert got.pattern != "gloo-no-interface"
+
+
+def test_the_gloo_connect_timeout_is_launch_not_the_python_exception(catalogue, matcher):
+    got = classify_text(
+        catalogue, matcher, "RuntimeError: [gloo/transport/tcp/pair.cc:611] Connect timeout [10.0.0.5]:27023"
+    )
+    assert got.failure_class is C.LAUNCH

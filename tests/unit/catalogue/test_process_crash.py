@@ -1,0 +1,210 @@
+"""runbooks/process_crash.yaml: a process dead by a signal or a native abort, read from their sources.
+
+Each line is a source's format string, in the wording of the version a comment names, filled in
+with made-up hosts, ids, numbers and paths; beside the failures, the neighbours each pattern must
+not take and the look-alikes that must stay benign.
+
+Sources: glibc, libstdc++ and CPython (faulthandler, "Fatal Python error"); the kernel's segfault
+and traps.c lines; torchelastic's error report and PyTorch's DataLoader; Slurm's srun task reports;
+Open MPI's mpirun; glog / abseil CHECK failures; TVM's SIGSEGV handlers (tvm-ffi backtrace.cc,
+logging.cc); MPICH's Hydra banner; Ray's raylet worker-died error; 128+N exit statuses.
+"""
+
+from respawn.attribution.attribute import classify_text
+from respawn.attribution.runbook import Catalogue, Onset
+from respawn.wire.taxonomy import CauseLayer, FailureClass
+from tests.unit.catalogue import _catalogue_cases as cases
+
+C = FailureClass
+L = CauseLayer
+
+
+DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
+    # The neighbours each must leave alone.
+    # the actor's worker process, not its node
+    (
+        "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR",
+        C.PROCESS_CRASH,
+        L.AMBIGUOUS,
+        "ray-worker-died",
+    ),
+    # TVM's SIGSEGV handlers.
+    (
+        '!!!!!!! Segfault encountered !!!!!!!\n  File "<unknown>", line 0, in mz_crc32',
+        C.PROCESS_CRASH,
+        L.AMBIGUOUS,
+        "segfault",
+    ),
+    ("!!!!!!! TVM encountered a Segfault !!!!!!!", C.PROCESS_CRASH, L.AMBIGUOUS, "segfault"),
+    # MPICH's Hydra banner: the raw wait status of a rank killed by a signal.
+    (
+        "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n=   PID 9665 RUNNING AT node-3\n=   EXIT CODE: 139",
+        C.PROCESS_CRASH,
+        L.AMBIGUOUS,
+        "segfault",
+    ),
+]
+
+
+test_source_lines_are_decided = cases.excerpts_decided(DECIDED)
+
+
+DECIDED_WITH_NODES: list[tuple[str, FailureClass, CauseLayer, str, bool, list[str]]] = [
+    # A worker process died with no node death and no memory monitor kill: the raylet's error.
+    (
+        "(raylet) A worker died or was killed while executing a task by an unexpected system error. To troubleshoot "
+        "the problem, check the logs for the dead worker. RayTask ID: ffffffffffffffff8c22c88e5dbb3e56 Worker ID: "
+        "1efd1674 Node ID: 0d733c08 Worker IP address: 127.0.0.1 Worker port: 43489 Worker PID: 150008 Worker exit "
+        "type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error code 2. End of file.",
+        C.PROCESS_CRASH,
+        L.AMBIGUOUS,
+        "ray-worker-died",
+        False,
+        [],
+    ),
+    (
+        "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.\n"
+        "\tpid: 26103\n"
+        "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: "
+        "Worker exits unexpectedly. Worker exits with an exit code None.",
+        C.PROCESS_CRASH,
+        L.AMBIGUOUS,
+        "ray-worker-died",
+        False,
+        [],
+    ),
+    # A user program's general protection fault as the kernel logs it (traps.c): the process's, not the node's.
+    (
+        "traps: python[4021] general protection fault ip:7f3a5c0b12e4 sp:7ffd2a8c1e50 error:0 in "
+        "libc.so.6[7f3a5c000000+195000]",
+        C.PROCESS_CRASH,
+        L.AMBIGUOUS,
+        "segfault",
+        False,
+        [],
+    ),
+    # A launcher's child killed by SIGKILL, and a session that hung up.
+    (
+        "  traceback : Signal 1 (SIGHUP) received by PID 4242",
+        C.PROCESS_CRASH,
+        L.AMBIGUOUS,
+        "srun-task-terminated",
+        False,
+        [],
+    ),
+    # A failed glog / abseil CHECK: native code aborts.
+    (
+        "F1202 10:00:00.123456  4242 gpu_executable.cc:123] Check failed: status.ok() INTERNAL: Failed to launch\n"
+        "*** Check failure stack trace: ***",
+        C.PROCESS_CRASH,
+        L.AMBIGUOUS,
+        "native-abort",
+        False,
+        [],
+    ),
+    # 128+N exit statuses: a death by signal, the weakest evidence.
+    ("Process finished with exit code 139", C.PROCESS_CRASH, L.AMBIGUOUS, "exit-by-signal", False, []),
+    ("ERROR: process exited with exit status 134", C.PROCESS_CRASH, L.AMBIGUOUS, "exit-by-signal", False, []),
+]
+
+
+test_source_lines_are_decided_with_their_nodes = cases.excerpts_decided(DECIDED_WITH_NODES)
+
+
+LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
+    # PyTorch c10d and elastic.
+    ("  traceback : Signal 6 (SIGABRT) received by PID 5151", C.PROCESS_CRASH, L.AMBIGUOUS, "native-abort"),
+    ("  exitcode  : -8 (pid: 5151)", C.PROCESS_CRASH, L.AMBIGUOUS, "fatal-signal"),
+    # Slurm.
+    ("srun: error: host7: task 3: Aborted (core dumped)", C.PROCESS_CRASH, L.AMBIGUOUS, "srun-task-signalled"),
+    # Native crashes.
+    ("*** SIGSEGV received at time=1893456000 on cpu 12 ***", C.PROCESS_CRASH, L.AMBIGUOUS, "segfault"),
+    ("Fatal Python error: Bus error", C.PROCESS_CRASH, L.AMBIGUOUS, "bus-error"),
+    ("free(): invalid pointer", C.PROCESS_CRASH, L.APPLICATION, "heap-corruption"),
+    ("*** stack smashing detected ***: terminated", C.PROCESS_CRASH, L.APPLICATION, "heap-corruption"),
+    (
+        "*** Error in `/usr/bin/python3': double free or corruption (!prev): 0x0000000001c3e2a0 ***",
+        C.PROCESS_CRASH,
+        L.APPLICATION,
+        "heap-corruption",
+    ),
+    (
+        "[rank2]: RuntimeError: DataLoader worker (pid 7311) is killed by signal: Aborted. ",
+        C.PROCESS_CRASH,
+        L.AMBIGUOUS,
+        "dataloader-worker-died",
+    ),
+    (
+        "Jan  3 04:05:06 gpu12 kernel: python3[4021]: segfault at 7f00 ip 00007f1c2a3b4c5d sp 00007ffd1e2f3a40 error 4 "
+        "in libfoo.so[7f1c2a300000+200000]",
+        C.PROCESS_CRASH,
+        L.AMBIGUOUS,
+        "segfault",
+    ),
+    (
+        "[ 812.3] traps: pt_main_thread[9911] general protection fault ip:7f3a1b2c3d4e sp:7ffc0a0b0c0d error:0 in "
+        "libc.so.6[7f3a1b200000+195000]",
+        C.PROCESS_CRASH,
+        L.AMBIGUOUS,
+        "segfault",
+    ),
+    ("Aborted (core dumped)", C.PROCESS_CRASH, L.AMBIGUOUS, "native-abort"),
+    ("terminate called without an active exception", C.PROCESS_CRASH, L.AMBIGUOUS, "native-abort"),
+    (
+        "mpirun noticed that process rank 3 with PID 5151 on node host7 exited on signal 6 (Aborted).",
+        C.PROCESS_CRASH,
+        L.AMBIGUOUS,
+        "native-abort",
+    ),
+]
+
+
+test_family_line_decides_by_its_pattern = cases.lines_decided(LINES)
+
+
+BLAMING_NO_NODE: list[str] = [
+    # A remote status, a local one, a peer's closed socket, a connect timeout: nobody's node.
+    "srun: error: host7: tasks 0-3: Terminated",
+]
+
+
+test_echoes_and_peers_blame_no_node = cases.excerpts_blaming_no_node(BLAMING_NO_NODE)
+
+
+BENIGN: list[str] = [
+    # Grid Engine's soft limits only warn; exit statuses that are no death by signal.
+    "Process finished with exit code 0",
+    "exit code 1390 written to results.csv",
+    # "check failed" in a health summary's prose is not glog's CHECK.
+    "  sanity check failed: 0 of 12",
+]
+
+
+test_look_alikes_stay_benign = cases.look_alikes_staying_benign(BENIGN)
+
+
+def test_the_watchdog_teardown_and_crashes_confirm_by_themselves(catalogue: Catalogue):
+    for pattern in (
+        "nccl-watchdog-timeout",
+        "nccl-watchdog-stuck",
+        "segfault",
+        "bus-error",
+        "fatal-signal",
+        "native-abort",
+        "srun-task-signalled",
+    ):
+        assert catalogue.onset(pattern) is Onset.CERTAIN, pattern
+    for pattern in ("connection-lost", "nccl-remote-error", "store-connect-timeout", "ib-async-port-event"):
+        assert catalogue.onset(pattern) is Onset.SUSPECTED, pattern
+
+
+def test_a_crash_decides_over_its_faulthandler_dump(catalogue, matcher):
+    text = "\n".join(
+        [
+            "Fatal Python error: Aborted",
+            "",
+            "Thread 0x00007f3a1b7fe700 (most recent call first):",
+            '  File "/usr/lib/python3.11/threading.py", line 320 in wait',
+        ]
+    )
+    assert classify_text(catalogue, matcher, text).failure_class is C.PROCESS_CRASH

@@ -1,0 +1,300 @@
+"""runbooks/storage.yaml: file systems and disks failing, read from their sources.
+
+Each line is a source's format string, in the wording of the version a comment names, filled in
+with made-up hosts, ids, numbers and paths; beside the failures, the neighbours each pattern must
+not take and the look-alikes that must stay benign.
+
+Sources: Linux block/blk-core.c, fs/buffer.c, fs/ext4, fs/xfs, drivers/nvme; glibc's strerror as
+CPython's OSError "[Errno %d] %s" prints it; PyTorch's inline_container.cc and pickle; Lustre's
+ptlrpc; NFS; botocore and google-api-core; the kubelet's ephemeral-storage and DiskPressure
+evictions; TensorFlow's retrying file system (TSL retrying_utils.cc under GcsFileSystem) and
+tensor_slice_writer.cc; Megatron-LM's legacy checkpoint loader.
+"""
+
+from respawn.attribution.attribute import classify_text
+from respawn.attribution.matcher import Matcher
+from respawn.attribution.runbook import Catalogue, NodeRule, Onset
+from respawn.wire.taxonomy import CauseLayer, FailureClass
+from tests.unit.catalogue import _catalogue_cases as cases
+
+C = FailureClass
+L = CauseLayer
+
+
+DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
+    # TSL's retrying_utils.cc under GcsFileSystem.
+    (
+        "Aborted: All 10 retry attempts failed. The last failure: Unavailable: Error executing an HTTP request: "
+        "HTTP response code 503 when resuming upload gs://bucket/model.ckpt-100_temp/part-00000",
+        C.STORAGE,
+        L.STORAGE,
+        "tf-filesystem-retries-exhausted",
+    ),
+    # TensorFlow's tensor_slice_writer.cc, EBUSY on a path, the kubelet's DiskPressure eviction.
+    (
+        "InternalError: Error writing (tmp) checkpoint file: /ckpt/run2/model.ckpt-300.tempstate81: Resource "
+        "exhausted: /ckpt/run2/model.ckpt-300.tempstate81",
+        C.STORAGE,
+        L.STORAGE,
+        "write-failed",
+    ),
+    (
+        "PermissionError: [Errno 16] Device or resource busy: '/scratch/run7/mlruns/0/a1b2/metrics/loss'",
+        C.STORAGE,
+        L.STORAGE,
+        "path-busy",
+    ),
+    (
+        "OSError: [Errno 16] Device or resource busy: '/nfs/run7/.nfs000000000a1b2c3d00000042'",
+        C.STORAGE,
+        L.STORAGE,
+        "stale-file-handle",
+    ),
+    (
+        "trainer-0-7f9c   team-ml   Evicted   node-17   Pod The node had condition: [DiskPressure]. ",
+        C.STORAGE,
+        L.STORAGE,
+        "evicted-for-disk",
+    ),
+]
+
+
+test_source_lines_are_decided = cases.excerpts_decided(DECIDED)
+
+
+DECIDED_WITH_NODES: list[tuple[str, FailureClass, CauseLayer, str, bool, list[str]]] = [
+    # Megatron-LM's legacy loader printing torch.load's exception without its class on the next line:
+    # that line decides where it carries the evidence (a truncated file), else the layer stays open.
+    (
+        "could not load the checkpoint\nPytorchStreamReader failed reading zip archive: failed finding central directory",
+        C.STORAGE,
+        L.STORAGE,
+        "write-failed",
+        False,
+        [],
+    ),
+]
+
+
+test_source_lines_are_decided_with_their_nodes = cases.excerpts_decided(DECIDED_WITH_NODES)
+
+
+LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
+    # Storage errnos however they surface.
+    (
+        "OSError: [Errno 28] No space left on device: '/scratch/run7/ckpt/step_900/optim.pt'",
+        C.STORAGE,
+        L.STORAGE,
+        "disk-full",
+    ),
+    (
+        'SafetensorError: Error while serializing: IoError(Os { code: 28, kind: StorageFull, message: "No space '
+        'left on device" })',
+        C.STORAGE,
+        L.STORAGE,
+        "disk-full",
+    ),
+    (
+        "OSError: [Errno 122] Disk quota exceeded: '/home/u7/.cache/huggingface/hub/tmp9x'",
+        C.STORAGE,
+        L.STORAGE,
+        "disk-quota",
+    ),
+    ("OSError: [Errno 27] File too large", C.STORAGE, L.STORAGE, "disk-quota"),
+    ("RuntimeError: write(): fd 7 failed with Input/output error", C.STORAGE, L.STORAGE, "io-error"),
+    ("OSError: [Errno 117] Structure needs cleaning: '/data/shards/00042.tar'", C.STORAGE, L.STORAGE, "io-error"),
+    (
+        "[ 901.2] I/O error, dev nvme2n1, sector 88123 op 0x1:(WRITE) flags 0x8800 phys_seg 4 prio class 2",
+        C.STORAGE,
+        L.STORAGE,
+        "io-error",
+    ),
+    (
+        "[ 901.3] EXT4-fs warning (device nvme2n1): ext4_end_bio:343: I/O error 10 writing to inode 77 starting "
+        "block 1234)",
+        C.STORAGE,
+        L.STORAGE,
+        "io-error",
+    ),
+    ("OSError: [Errno 116] Stale file handle: '/nfs/runs/7/last.pt'", C.STORAGE, L.STORAGE, "stale-file-handle"),
+    (
+        "OSError: [Errno 16] Device or resource busy: '/nfs/tmp/x/.nfs0000000012ab34cd00000009'",
+        C.STORAGE,
+        L.STORAGE,
+        "stale-file-handle",
+    ),
+    (
+        "RuntimeError: [enforce fail at inline_container.cc:595] . PytorchStreamWriter failed writing file "
+        "data/17: file write failed",
+        C.STORAGE,
+        L.STORAGE,
+        "write-failed",
+    ),
+    (
+        "RuntimeError: [enforce fail at inline_container.cc:778] . unexpected pos 1792 vs 1680",
+        C.STORAGE,
+        L.STORAGE,
+        "write-failed",
+    ),
+    ("_pickle.UnpicklingError: pickle data was truncated", C.STORAGE, L.STORAGE, "write-failed"),
+    ("OSError: [Errno 37] No locks available", C.STORAGE, L.STORAGE, "write-failed"),
+    ("OSError: 480000000 requested and 0 written", C.STORAGE, L.STORAGE, "write-failed"),
+    (
+        "LustreError: 167-0: proj-OST0007-osc-ffff9c: This client was evicted by proj-OST0007; in progress "
+        "operations using this service will fail.",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
+    ("nfs: server nas3 not responding, still trying", C.STORAGE, L.STORAGE, "parallel-fs-error"),
+    (
+        "botocore.exceptions.ClientError: An error occurred (SlowDown) when calling the PutObject operation "
+        "(reached max retries: 4): Please reduce your request rate.",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
+    (
+        "google.api_core.exceptions.ServiceUnavailable: 503 POST https://storage.googleapis.com/upload/storage/v1/"
+        "b/ckpt-bkt/o: We encountered an internal error.",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
+    (
+        "Message: Pod ephemeral local storage usage exceeds the total limit of containers 40Gi.",
+        C.STORAGE,
+        L.STORAGE,
+        "evicted-for-disk",
+    ),
+    ("OSError: [Errno 30] Read-only file system: '/spareparts'", C.STORAGE, L.APPLICATION, "read-only-filesystem"),
+    (
+        "2023-02-08 10:45:59,939 pid:13172 MainThread worker ERROR    [Errno 30] Read-only file system: 'tmp_trainer'",
+        C.STORAGE,
+        L.APPLICATION,
+        "read-only-filesystem",
+    ),
+    (
+        "[ 531.1] blk_update_request: I/O error, dev nvme0n1, sector 100492368 op 0x1:(WRITE) flags 0x104000 "
+        "phys_seg 16 prio class 0",
+        C.STORAGE,
+        L.STORAGE,
+        "kernel-block-io-error",
+    ),
+    ("[ 519.2] nvme nvme0: I/O 39 QID 3 timeout, aborting", C.STORAGE, L.STORAGE, "kernel-block-io-error"),
+    (
+        "[ 531.1] nvme0n1: Write(0x1) @ LBA 100492368, 2048 blocks, Data Transfer Error (sct 0x0 / sc 0x4)",
+        C.STORAGE,
+        L.STORAGE,
+        "kernel-block-io-error",
+    ),
+    (
+        "[ 532.0] Buffer I/O error on dev sdb1, logical block 7712, lost async page write",
+        C.STORAGE,
+        L.STORAGE,
+        "kernel-block-io-error",
+    ),
+    (
+        "[ 533.0] EXT4-fs error (device nvme0n1p1): ext4_find_entry:1455: inode #2: comm python: reading directory "
+        "lblock 0",
+        C.STORAGE,
+        L.STORAGE,
+        "kernel-block-io-error",
+    ),
+    ("[ 533.1] EXT4-fs (nvme0n1p1): Remounting filesystem read-only", C.STORAGE, L.STORAGE, "kernel-block-io-error"),
+    (
+        "[ 533.2] nvme nvme1: controller is down; will reset: CSTS=0xffffffff, PCI_STATUS=0xffff",
+        C.STORAGE,
+        L.STORAGE,
+        "kernel-block-io-error",
+    ),
+    ("OSError: [Errno 5] Input/output error: '/scratch/run7/ckpt.pt'", C.STORAGE, L.STORAGE, "io-error"),
+]
+
+
+test_family_line_decides_by_its_pattern = cases.lines_decided(LINES)
+
+
+BENIGN: list[str] = [
+    # A retry that succeeded.
+    "I0101 10:00:00.000000 retrying_utils.cc:77] The operation failed and will be automatically retried in 1.2 "
+    "seconds (attempt 1 out of 10), caused by: Unavailable: Error executing an HTTP request: HTTP response code 503",
+    # kubectl listing the condition healthy; a job sacct lists completed.
+    "  DiskPressure     False   Mon, 01 Jan 2024 10:00:00 +0000   KubeletHasNoDiskPressure     kubelet has no disk "
+    "pressure",
+]
+
+
+test_look_alikes_stay_benign = cases.look_alikes_staying_benign(BENIGN)
+
+
+NO_FAILURE: list[str] = [
+    # Status that says nothing failed.
+    "nfs: server nas3 OK",
+    "Lustre: proj-OST0007-osc-ffff9c: Connection restored to 10.9.0.7@o2ib (at 10.9.0.7@o2ib)",
+    "Disk quota: 3.1T of 10T used",
+    "checkpoint written: 0 errors, skipped 0 steps",
+    "[ 519.3] nvme nvme0: Abort status: 0x0",
+    "mount: /scratch mounted read-only as requested",
+]
+
+
+test_look_alikes_are_no_failure = cases.look_alikes_matching_no_failure(NO_FAILURE)
+
+
+def test_a_storage_errno_under_a_python_exception_is_storage(catalogue: Catalogue, matcher: Matcher):
+    text = "\n".join(
+        [
+            "Traceback (most recent call last):",
+            '  File "/opt/train.py", line 210, in save',
+            "    torch.save(state, path)",
+            "OSError: [Errno 5] Input/output error: '/lustre/proj/run7/ckpt.pt'",
+            "[rank1]:[E101 00:00:00.1 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation "
+            "timeout: WorkNCCL(SeqNum=77, OpType=ALLREDUCE) ran for 600031 milliseconds before timing out.",
+        ]
+    )
+    a = classify_text(catalogue, matcher, text)
+    assert (a.failure_class, a.cause_layer, a.pattern) == (C.STORAGE, L.STORAGE, "io-error")
+
+
+def test_onsets_and_rules(catalogue: Catalogue):
+    # panic() does not return: the node goes down with the job on it.
+    assert catalogue.onset("kernel-panic-oom") is Onset.CERTAIN
+    assert catalogue.onset("read-only-filesystem") is Onset.SUSPECTED
+    assert catalogue.onset("kernel-block-io-error") is Onset.SUSPECTED
+    assert catalogue.onset("dcgm-diag-fail") is Onset.SUSPECTED
+    storage = {p.id: p for p in catalogue.runbook(C.STORAGE).patterns}
+    assert storage["kernel-block-io-error"].node_rule is NodeRule.NAMED
+    assert storage["read-only-filesystem"].recoverable_by_restart is False
+
+
+def test_a_local_disk_failing_blames_the_node(catalogue: Catalogue, matcher: Matcher):
+    text = "\n".join(
+        [
+            "[  519.201025] nvme nvme0: I/O 39 QID 3 timeout, aborting",
+            "[  531.168257] blk_update_request: I/O error, dev nvme0n1, sector 100492368 op 0x1:(WRITE) flags 0x104000",
+            "OSError: [Errno 5] Input/output error: '/local/scratch/shard7.bin'",
+        ]
+    )
+    a = classify_text(catalogue, matcher, text)
+    assert (a.failure_class, a.pattern) == (C.STORAGE, "kernel-block-io-error")
+    assert a.node_implicated
+
+
+def test_a_disk_remounted_read_only_is_the_storage_not_the_path(catalogue: Catalogue, matcher: Matcher):
+    text = "\n".join(
+        [
+            "[ 533.1] EXT4-fs (nvme0n1p1): Remounting filesystem read-only",
+            "OSError: [Errno 30] Read-only file system: '/local/scratch/ckpt'",
+        ]
+    )
+    a = classify_text(catalogue, matcher, text)
+    assert (a.failure_class, a.cause_layer, a.pattern) == (C.STORAGE, L.STORAGE, "kernel-block-io-error")
+    alone = classify_text(catalogue, matcher, "OSError: [Errno 30] Read-only file system: '/local/scratch/ckpt'")
+    assert (alone.cause_layer, alone.recoverable_by_restart) == (L.APPLICATION, False)
+
+
+def test_ebusy_on_a_device_node_is_not_storage(catalogue, matcher):
+    # The path-less strerror (a device the program opens) is not the file system's.
+    got = classify_text(catalogue, matcher, "RuntimeError: Device or resource busy")
+    assert got.failure_class is not C.STORAGE
