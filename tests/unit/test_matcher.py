@@ -365,7 +365,7 @@ FAILURES = [
     ("Node gpu-07 status is now: NodeNotReady", "k8s-node-lost"),
     ("PLEG is not healthy: pleg was last seen active 3m5.3s ago; threshold is 3m0s", "k8s-kubelet-unhealthy"),
     ("srun: error: Aborting, step missing and io error on node 3", "slurm-step-io-lost"),
-    # Round 7 (tests/unit/test_catalogue_round7.py has the rest of each family).
+    # Round 7 (tests/unit/catalogue/ has the rest of each family, in the module of each runbook).
     ("[ 55.1] BUG: kernel NULL pointer dereference, address: 0000000000000008", "kernel-oops"),
     ("  Remote daemon: [[16919,0],3] on node cn127", "mpi-daemon-lost"),
     ("An MPI communication peer process has unexpectedly disconnected.  This", "peer-runtime-lost"),
@@ -387,7 +387,7 @@ FAILURES = [
         "elastic-timer-expired",
     ),
     ("ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.", "ray-worker-died"),
-    # Round 8 (tests/unit/test_catalogue_round8.py has the rest of each family).
+    # Round 8 (tests/unit/catalogue/ has the rest of each family, in the module of each runbook).
     ("srun: error: Job allocation 81234 has been revoked", "slurm-allocation-revoked"),
     ("An ORTE daemon has unexpectedly failed after launch and before", "mpi-daemon-launch-failed"),
     ("RuntimeError: CUDA error: too many resources requested for launch", "cuda-build-mismatch"),
@@ -410,20 +410,20 @@ FAILURES = [
     ),
     ("[rank: 0] Handling auto-requeue signal: 10", "framework-requeue-signal"),
     ("Error: ErrImagePull", "container-start-failed"),
-    # Round 9 (tests/unit/test_catalogue_round9.py has the rest of each family).
+    # Round 9 (tests/unit/catalogue/ has the rest of each family, in the module of each runbook).
     ("OSError: [Errno 113] No route to host", "socket-connect-errno"),
     (
         "RuntimeError: [enforce fail at device.cc:212] ifa != nullptr. Unable to find interface for: [0.0.0.0]",
         "gloo-no-interface",
     ),
-    # Round 10 (tests/unit/test_catalogue_round10.py has the rest of each family).
+    # Round 10 (tests/unit/catalogue/ has the rest of each family, in the module of each runbook).
     ("[ 901.2] Kernel panic - not syncing: Fatal hardware error!", "kernel-hardware-panic"),
     ("slurmd[812]: fatal: Unable to bind listen port (6818): Address already in use", "slurmd-fatal"),
     (
         " iteration 20/100 | lm loss: 3.1E+00 | grad norm: nan | number of nan iterations:   0 |",
         "megatron-progress-nonfinite",
     ),
-    # Round 12 (tests/unit/test_catalogue_round12.py has the rest of each family).
+    # Round 12 (tests/unit/catalogue/ has the rest of each family, in the module of each runbook).
     (
         "Memory access fault by GPU node-2 (Agent handle: 0x5566aa) on address 0x7f1200000000. Reason: Unknown.",
         "rocm-gpu-fault",
@@ -440,7 +440,7 @@ FAILURES = [
         "xla-rendezvous-timeout",
     ),
     ("gpu-a-07          1      batch*    alloc*   64   2:32:1 512000        0      1   (null) none", "sinfo-node-down"),
-    # Round 13 (tests/unit/test_catalogue_round13.py has the rest of each family).
+    # Round 13 (tests/unit/catalogue/ has the rest of each family, in the module of each runbook).
     (
         "gpu-b-12 | ERROR: nhc: Health check failed: check_nccl_allreduce: NCCL allreduce, BUS BW "
         "(expected >=480.0 GB/s, but measured 311.2 GB/s). FaultCode: NHC2010",
@@ -453,7 +453,7 @@ FAILURES = [
     ),
     ('ERROR:  nhc:  Health check failed:  Script timed out while executing "check_fs_mount_rw".', "nhc-run-failed"),
     ("node-3:2211:2211 [0] NCCL WARN Bootstrap : no socket interface found", "nccl-no-interface"),
-    # Round 14 (tests/unit/test_catalogue_round14.py has the rest of each family).
+    # Round 14 (tests/unit/catalogue/ has the rest of each family, in the module of each runbook).
     (
         "node-4:3120:3190 [0] bootstrap.cc:348 NCCL WARN Bootstrap Root : rank 5 of 16 ranks has already checked in",
         "nccl-bootstrap-root-mismatch",
@@ -463,7 +463,7 @@ FAILURES = [
         "running with a single node please remove /job/hostfile or setup passwordless ssh.",
         "deepspeed-ssh-check-failed",
     ),
-    # Round 15 (tests/unit/test_catalogue_round15.py has the rest of each family).
+    # Round 15 (tests/unit/catalogue/ has the rest of each family, in the module of each runbook).
     (
         "ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable "
         "MASTER_ADDR expected, but not set",
@@ -473,7 +473,7 @@ FAILURES = [
         "ValueError: Hostfile contains a bad entry: worker-1 slots=8, unable to proceed with launching",
         "deepspeed-hostfile-invalid",
     ),
-    # Round 16 (tests/unit/test_catalogue_round16.py has the rest of each family).
+    # Round 16 (tests/unit/catalogue/ has the rest of each family, in the module of each runbook).
     (
         "EI0002: The wait execution of the Notify register times out. Reason: The Notify register has not received "
         "the Notify record from remote rank: [3].",
@@ -505,7 +505,7 @@ FAILURES = [
         "UserWarning: TPU backend initialization is taking more than 60.0 seconds. Did you run your code on all TPU hosts?",
         "jax-tpu-backend-init",
     ),
-    # Round 17 (tests/unit/test_catalogue_round17.py has the rest of each stack).
+    # Round 17 (tests/unit/catalogue/ has the rest of each stack, in the module of each runbook).
     (
         "RuntimeError: MPS backend out of memory (MPS allocated: 17.50 GB, other allocations: 1.20 GB)",
         "accelerator-oom",
@@ -528,7 +528,7 @@ FAILURES = [
     ),
     ("RuntimeError: synStatus=8 [Device already acquired] Device acquire failed.", "accelerator-init-failed"),
     ("UnavailableError: Collective ops is aborted by: failed to connect to all addresses", "tf-collective-aborted"),
-    # Round 18 (tests/unit/test_catalogue_round18.py has each family's siblings).
+    # Round 18 (tests/unit/catalogue/ has each family's siblings, in the module of each runbook).
     ("RPC ran for more than set timeout (60000 ms) and will now be marked with an error", "torch-rpc-timeout"),
     ("BaseCollectiveExecutor::StartAbort DEADLINE_EXCEEDED: Deadline Exceeded", "tf-collective-deadline"),
     ("application called MPI_Abort(MPI_COMM_WORLD, 1) - process 0", "mpi-application-abort"),
