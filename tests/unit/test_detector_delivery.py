@@ -13,6 +13,20 @@ from respawn.services import build_services
 from respawn.wire.incident import Detection, DetectionKind
 
 
+def _detector(tmp_path, temporal, **settings) -> Detector:
+    """A detector of cluster c1 whose Temporal client is `temporal`."""
+    config = ClusterConfig.model_validate(
+        {
+            "cluster": "c1",
+            "environments": {"demo": {"max_mode": "action"}},
+            "logs": {"job_output": str(tmp_path / "slurm-{job_id}.out")},
+            "audit_db": str(tmp_path / "audit.db"),
+            **settings,
+        }
+    )
+    return Detector(build_services(config), temporal)
+
+
 class FlakyTemporal:
     """Refuses the first `failures` calls as an unreachable server would."""
 
@@ -28,16 +42,8 @@ class FlakyTemporal:
 
 
 async def test_detection_made_while_temporal_is_down_is_sent_at_the_next_poll(tmp_path):
-    config = ClusterConfig.model_validate(
-        {
-            "cluster": "c1",
-            "environments": {"demo": {"max_mode": "action"}},
-            "logs": {"job_output": str(tmp_path / "slurm-{job_id}.out")},
-            "audit_db": str(tmp_path / "audit.db"),
-        }
-    )
     temporal = FlakyTemporal(failures=2)
-    detector = Detector(build_services(config), temporal)
+    detector = _detector(tmp_path, temporal)
     job = JobInfo(job_id=7, state="FAILED")
     ended = Detection(kind=DetectionKind.JOB_ENDED, at=datetime.now(UTC), job_id=7, attempt=0, job_state="FAILED")
 
@@ -67,17 +73,8 @@ class SlowTemporal:
 
 
 async def test_a_storm_of_failures_reaches_temporal_side_by_side_each_job_in_its_order(tmp_path):
-    config = ClusterConfig.model_validate(
-        {
-            "cluster": "c1",
-            "environments": {"demo": {"max_mode": "action"}},
-            "logs": {"job_output": str(tmp_path / "slurm-{job_id}.out")},
-            "audit_db": str(tmp_path / "audit.db"),
-            "detector": {"max_concurrent_deliveries": 8},
-        }
-    )
     temporal = SlowTemporal(delay=0.05)
-    detector = Detector(build_services(config), temporal)
+    detector = _detector(tmp_path, temporal, detector={"max_concurrent_deliveries": 8})
     enrolment = Enrolment(environment="demo", mode=Mode.ACTION)
     outbox = []
     for job_id in range(1, 41):
@@ -102,16 +99,8 @@ class RecordingTemporal:
 
 
 async def test_an_incident_starts_with_a_summary_in_respawns_words_not_the_jobs(tmp_path):
-    config = ClusterConfig.model_validate(
-        {
-            "cluster": "c1",
-            "environments": {"demo": {"max_mode": "action"}},
-            "logs": {"job_output": str(tmp_path / "slurm-{job_id}.out")},
-            "audit_db": str(tmp_path / "audit.db"),
-        }
-    )
     temporal = RecordingTemporal()
-    detector = Detector(build_services(config), temporal)
+    detector = _detector(tmp_path, temporal)
     line = "NCCL WARN NET/IB : Got completion [see](http://example.invalid) `node9` **now**"
     seen = Detection(
         kind=DetectionKind.LOG_LINE,
