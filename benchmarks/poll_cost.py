@@ -11,7 +11,7 @@ the Slurm calls per poll; the detector's RSS. For comparison, what the listing c
 It holds the sandbox's lock throughout and hands the sandbox back as it was, also when
 interrupted (benchmarks/sandbox_lease.py).
 
-Usage: .venv/bin/python benchmarks/poll_cost.py [--sizes 100,1000,5000] [--running 200] [--runs 5]
+Usage: .venv/bin/python benchmarks/poll_cost.py [--sizes 100,1000,5000] [--running 200] [--runs 5] [--slurm 24.11]
 """
 
 import argparse
@@ -75,13 +75,16 @@ def main() -> int:
     parser.add_argument("--sizes", default="100,1000,5000")
     parser.add_argument("--running", type=int, default=200)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument(
+        "--slurm", choices=sandbox_lease.SLURMS, default="host", help="whose sandbox (default: the host's Slurm)"
+    )
     parser.add_argument("--old-way", type=int, metavar="JOB", help=argparse.SUPPRESS)  # the child's part
     args = parser.parse_args()
     if args.old_way:
         print(json.dumps(asyncio.run(_old_way(dict(os.environ), args.old_way, args.runs))))
         return 0
     sizes = [int(s) for s in args.sizes.split(",")]
-    with sandbox_lease.leased(CPUS, NAME) as lab:
+    with sandbox_lease.leased(CPUS, NAME, args.slurm) as lab:
         results = asyncio.run(_measure(lab, sizes, args.running, args.runs))
     print(json.dumps(results))
     return 0

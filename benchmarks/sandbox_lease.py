@@ -1,7 +1,8 @@
 """The sandbox as a benchmark borrows it: under its lock, resized, and handed back as it was.
 
 `leased(cpus, name)` waits for /tmp/respawn-lab/tests.lock (the lock test sessions take),
-brings the stack up if need be and gives every node `cpus` CPUs; on the way out, also
+brings the stack up if need be and gives every node `cpus` CPUs (`slurm="24.11"`: the 24.11
+lab, /tmp/respawn-lab-2411, as `respawn sandbox up --slurm 24.11`, under its own lock); on the way out, also
 when the benchmark is interrupted or sent SIGTERM or SIGHUP, it cancels the jobs named
 `name`, purges them from the controller (so the next session does not list them for
 MinJobAge), gives the nodes their normal size again and, if it brought the stack up, takes
@@ -18,7 +19,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from respawn.sandbox import cluster, procs, stack
+from respawn.sandbox import chroot, cluster, procs, stack
 from respawn.sandbox import lab as make_lab
 from respawn.sandbox.lab import Lab
 
@@ -29,22 +30,47 @@ def _interrupted(signum: int, frame: object) -> None:
     raise SystemExit(f"interrupted by signal {signum}")
 
 
+SLURMS = ("host", "24.11")  # the sandbox of the host's Slurm, or the 24.11 lab
+
+
 @contextmanager
-def leased(cpus: int, name: str) -> Iterator[Lab]:
-    lab = make_lab()
+def leased(cpus: int, name: str, slurm: str = "host") -> Iterator[Lab]:
+    if slurm not in SLURMS:
+        raise ValueError(f"no sandbox for Slurm {slurm!r}: one of {', '.join(SLURMS)}")
+    lab: Lab = chroot.chroot_lab() if slurm == "24.11" else make_lab()
     lab.root.mkdir(parents=True, exist_ok=True)
     for signum in _SIGNALS:
         signal.signal(signum, _interrupted)
     with open(lab.root / "tests.lock", "w") as lock:
         print("waiting for the sandbox's lock ...", file=sys.stderr, flush=True)
         fcntl.flock(lock, fcntl.LOCK_EX)
-        was_running = stack.status(lab)["slurmctld"] == "running"
+        was_running = _status(lab)["slurmctld"] == "running"
         try:
-            stack.up(lab)
+            _up(lab)
             cluster.resize(lab, cpus)
             yield lab
         finally:
             _restore(lab, name, was_running)
+
+
+def _status(lab: Lab) -> dict[str, str]:
+    if isinstance(lab, chroot.ChrootLab):
+        return chroot.status(lab)
+    return stack.status(lab)
+
+
+def _up(lab: Lab) -> None:
+    if isinstance(lab, chroot.ChrootLab):
+        chroot.up(lab)
+    else:
+        stack.up(lab)
+
+
+def _down(lab: Lab) -> None:
+    if isinstance(lab, chroot.ChrootLab):
+        chroot.down(lab)
+    else:
+        stack.down(lab)
 
 
 def cancel_on_signals() -> None:
@@ -65,7 +91,7 @@ def _restore(lab: Lab, name: str, was_running: bool) -> None:
             cluster.resize(lab, cluster.NORMAL_CPUS)
     finally:
         if not was_running:
-            stack.down(lab)
+            _down(lab)
         print("sandbox restored", file=sys.stderr, flush=True)
 
 

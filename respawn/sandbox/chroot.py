@@ -311,6 +311,7 @@ def up(lab: ChrootLab, nodes: int = 4, temporal: bool = True) -> None:
 
     lab.root.mkdir(parents=True, exist_ok=True)
     (lab.log_dir).mkdir(parents=True, exist_ok=True)
+    procs.trim_logs(lab.log_dir)
     _, built = ensure_rootfs(lab.log_dir / "rootfs.log")
     _last_build["seconds"] = built
     stack._make_dirs(lab)
