@@ -32,7 +32,7 @@ DRAIN_REASON = "xid79 gpu fell off bus"
 # A task that ignores SIGTERM: after a requeue or cancel it holds the job COMPLETING
 # until KillWait (2 s) has passed and SIGKILL comes.
 STUBBORN = 'trap "" TERM; exec sleep 3000'
-# 22.05's text reads (respawn/scheduler/squeue_text.py) are saved with this marker in place of a random one.
+# The text reads (respawn/scheduler/squeue_text.py) are saved with this marker in place of a random one.
 TEXT_MARKER = "Zcapturedmarker"
 # Job-owner text that tries to pass for squeue's structure: lines, separators, `key=value`.
 HOSTILE_NAME = "a b|c=d"
@@ -90,7 +90,7 @@ class Capture:
         (self.out / name).write_text(result.stdout)
 
     def save_text(self, name: str, job_id: int | None = None) -> None:
-        """22.05's text read of every job, or of one job with its exclusions (`<name>-excluded.txt`)."""
+        """The text read of every job (the listing), or of one job with its exclusions (`<name>-excluded.txt`)."""
         from respawn.scheduler import squeue_text
 
         env = {**self.lab.env(), **squeue_text.ENV}
@@ -162,6 +162,7 @@ def capture(lab: Lab, out: Path, version: str) -> dict:
     c.save("squeue-requeued-completing.txt", "squeue", "-t", "all", "-o", "%i|%T|%r|%N")
     if newer:
         c.save("scontrol-job-requeued-completing.json", "scontrol", "show", "job", "--json", str(requeued))
+        c.save_text("squeue-text-requeued-completing.txt")
     # Requeued held, then an excluded node: what recovery does.
     c.run("scontrol", "requeuehold", str(rqhold))
     c.wait("requeue_held pending", lambda: c.state(rqhold) == "PENDING", 30)
@@ -197,8 +198,8 @@ def capture(lab: Lab, out: Path, version: str) -> dict:
             c.save(f"squeue-{parser}.json", "squeue", f"--json={parser}", "--states=all")
             c.save(f"scontrol-node-{parser}.json", "scontrol", "show", "node", f"--json={parser}")
     c.save_result("squeue-unknown-job.json", "squeue", "--json", "-j", "999999")
-    if not newer:
-        c.save_text("squeue-text.txt")
+    c.save_text("squeue-text.txt")
+    if not newer:  # 22.05 reads one job from the text too (24.11: scontrol show job --json)
         c.save_text(f"squeue-text-j{rqhold}.txt", rqhold)
         c.save_text(f"squeue-text-j{running}.txt", running)
         c.save_result("squeue-text-unknown-job.json", *squeue_text_command(999999))
@@ -220,8 +221,7 @@ def capture(lab: Lab, out: Path, version: str) -> dict:
         c.save("scontrol-node-down.json", "scontrol", "show", "node", "--json")
         c.save(f"scontrol-job-{node_fail}.json", "scontrol", "show", "job", "--json", str(node_fail))
     c.save("squeue-node-down.txt", "squeue", "-t", "all", "-o", "%i|%T|%r|%N")
-    if not newer:
-        c.save_text("squeue-text-node-down.txt")
+    c.save_text("squeue-text-node-down.txt")
     c.save("sinfo-node-down.txt", "sinfo", "-N", "-o", "%N|%T|%E")
 
     # The controller away: what the clients print, and their exit status.
@@ -232,12 +232,11 @@ def capture(lab: Lab, out: Path, version: str) -> dict:
         c.save_result("scontrol-node-controller-down.json", "scontrol", "show", "node", "--json")
     c.save_result("scontrol-requeue-controller-down.json", "scontrol", "requeue", str(running))
     cluster.start_slurmctld(lab)
-    if not newer:
-        # Last, so that every job id above stays as it was.
-        hostile = c.sbatch("hostile_text", "-H", f"--comment={HOSTILE_COMMENT}", "--wrap", "exec sleep 3000")
-        del c.jobs["hostile_text"]  # in no other capture: it is situations["hostile_text"]
-        c.run("scontrol", "update", f"JobId={hostile}", f"JobName={HOSTILE_NAME}")
-        c.save_text(f"squeue-text-j{hostile}.txt", hostile)
+    # Last, so that every job id above stays as it was.
+    hostile = c.sbatch("hostile_text", "-H", f"--comment={HOSTILE_COMMENT}", "--wrap", "exec sleep 3000")
+    del c.jobs["hostile_text"]  # in no other capture: it is situations["hostile_text"]
+    c.run("scontrol", "update", f"JobId={hostile}", f"JobName={HOSTILE_NAME}")
+    c.save_text(f"squeue-text-j{hostile}.txt", hostile)
     c.save("scontrol-version.txt", "scontrol", "--version")
 
     release = c.run("sinfo", "--version").stdout.strip()
@@ -251,8 +250,7 @@ def capture(lab: Lab, out: Path, version: str) -> dict:
         "killed": n3,
         "jobs": c.jobs,
     }
-    if not newer:
-        situations["hostile_text"] = hostile
+    situations["hostile_text"] = hostile
     (out / "situations.json").write_text(json.dumps(situations, indent=1) + "\n")
     return situations
 

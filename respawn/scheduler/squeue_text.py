@@ -1,8 +1,8 @@
-"""Jobs from squeue's text output, read strictly: Slurm 22.05's filtered reads.
+"""Jobs from squeue's text output, read strictly: every version's listing, 22.05's one-job reads.
 
-22.05's `squeue --json` ignores every filter and prints about 3 KB per job, so
-reading one job (or listing thousands each poll) through it reads the whole
-cluster. Its text output honours `-j` and prints only the fields asked for.
+`squeue --json` prints 3 KB per job on 22.05 and 6 KB on 24.11, every field Slurm has; 22.05's
+also ignores every filter, so reading one job through it reads the whole cluster. The text
+output honours `-j` and prints only the fields asked for.
 Text is where job-owner text (names, comments, folders) could pass for
 structure; it cannot here: every field ends with a marker drawn at random for
 this one call (`-O field:0<marker>`: width 0 prints the whole value), so a value
@@ -10,13 +10,16 @@ cannot hold one, and a record whose fields do not split exactly is an error,
 never a guess. Times are printed as epoch seconds (SLURM_TIME_FORMAT=%s), not in
 the Slurm host's local time.
 
-What the text gives differs from the JSON in one way: squeue prints a job's
-state description in place of its reason when it has one. The one description
-Respawn asks about, `scontrol requeuehold`'s "job requeued in held state", is
-always set with the reason JobHeldUser (job_mgr.c), so that reason is restored;
-any other description is kept as the description with the reason unknown ("").
-22.05's `-O` has no field for a job's excluded nodes: `EXCLUDED` reads them with
-`-o %x` (node names only, no job-owner text), for one job.
+What the text gives differs from the JSON in three ways. A job's state is one
+name, a flag in place of the base state while one is set (states.py); the adapter
+reads such jobs again as JSON where the version's filters allow it (slurm.py).
+squeue prints a job's state description in place of its reason when it has one:
+the one description Respawn asks about, `scontrol requeuehold`'s "job requeued in
+held state", is always set with the reason JobHeldUser (job_mgr.c), so that reason
+is restored; any other description is kept as the description with the reason
+unknown (""). And 22.05's `-O` has no field for a job's excluded nodes: a listing
+leaves them unknown (None), and `excluded_command` reads them with `-o %x` (node
+names only, no job-owner text), for one job.
 """
 
 import secrets
@@ -50,6 +53,18 @@ def _time(value: str) -> datetime | None:
     return datetime.fromtimestamp(seconds, tz=UTC) if seconds else None
 
 
+def _exit_status(value: str) -> tuple[int | None, int | None]:
+    """(exit code, signal) of an ended job. 22.05 prints the raw wait status (the code in bits
+    8-15, the signal in 0-6, as its JSON does); 23.02 on print "code:signal"."""
+    code, colon, signal = value.strip().partition(":")
+    if colon:
+        return _int(code), _int(signal) or None
+    status = _int(code)
+    if status is None:
+        return None, None
+    return (status >> 8) & 0xFF, (status & 0x7F) or None
+
+
 # squeue -O field -> how its text reads; the order is the output's.
 _FIELDS: tuple[tuple[str, Callable[[str], Any]], ...] = (
     ("jobid", _int),
@@ -58,7 +73,7 @@ _FIELDS: tuple[tuple[str, Callable[[str], Any]], ...] = (
     ("state", str),
     ("reason", str),
     ("restartcnt", _int),
-    ("exit_code", _int),
+    ("exit_code", _exit_status),
     ("nodelist", expand),
     ("batchhost", lambda v: None if v in _UNSET else v),
     ("userid", _int),
@@ -140,7 +155,7 @@ def _job(raw: dict[str, str]) -> dict[str, Any]:
         raise SlurmCommandError(f"squeue: a record without a job id ({raw['jobid'][:40]!r})")
     state, flags = job_state([raw["state"]])
     reason, description = _reason(raw["reason"])
-    status = read["exit_code"]
+    exit_code, exit_signal = read["exit_code"]
     array_task = read["arraytaskid"]
     array_job = read["arrayjobid"] if raw["arraytaskid"] not in _UNSET else None
     return {
@@ -159,9 +174,8 @@ def _job(raw: dict[str, str]) -> dict[str, Any]:
         "nodes": read["nodelist"],
         "batch_host": read["batchhost"],
         "comment": read["comment"],
-        # The raw wait status, as 22.05's JSON prints it: exit code in bits 8-15, the signal in 0-6.
-        "exit_code": None if status is None else (status >> 8) & 0xFF,
-        "exit_signal": None if status is None else (status & 0x7F) or None,
+        "exit_code": exit_code,
+        "exit_signal": exit_signal,
         "workdir": read["workdir"],
         "requeue": read["requeue"],
         "partition": read["partition"],

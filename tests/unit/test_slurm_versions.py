@@ -3,28 +3,17 @@
 against real daemons (tests/data/slurm-<version>/situations.json says which job is which)."""
 
 import json
-from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 import pytest
 
-from respawn.scheduler import actions, slurm_json
+from respawn.sandbox.capture import TEXT_MARKER
+from respawn.scheduler import actions, slurm_json, squeue_text
 from respawn.scheduler.errors import JobCompleting, JobNotFound, SchedulerUnavailable, error_from
 from respawn.scheduler.slurm import JobInfo, NodeInfo, Slurm, parse_sinfo_json, parse_squeue_json
 from respawn.scheduler.slurm_json import UnsupportedOutput
 from respawn.scheduler.states import JobFlag, JobState, NodeFlag, NodeState
 from respawn.scheduler.transport import CommandResult
-
-DATA = Path(__file__).parents[1] / "data"
-VERSIONS = ["22.05", "24.11"]
-
-
-def folder(version: str) -> Path:
-    return DATA / f"slurm-{version}"
-
-
-def situations(version: str) -> dict:
-    return json.loads((folder(version) / "situations.json").read_text())
+from tests.unit._slurm_replay import VERSIONS, Replay, folder, situations
 
 
 def jobs(version: str, name: str = "squeue.json") -> dict[int, JobInfo]:
@@ -235,24 +224,6 @@ def test_controller_down() -> None:
             assert isinstance(error, SchedulerUnavailable) and error.retryable, (version, name)
 
 
-class Replay:
-    """A transport answering each command with a captured output."""
-
-    def __init__(self, version: str, answers: dict[tuple[str, ...], str]) -> None:
-        self.version, self.answers = version, answers
-        self.calls: list[list[str]] = []
-
-    async def run(
-        self, argv: Sequence[str], timeout: float = 30.0, env: Mapping[str, str] | None = None
-    ) -> CommandResult:
-        self.calls.append(list(argv))
-        name = self.answers[tuple(argv)]
-        return CommandResult(0, (folder(self.version) / name).read_text(), "")
-
-    async def close(self) -> None:
-        return None
-
-
 async def test_adapter_on_2205_reads_nodes_as_json() -> None:
     """Jobs are read from squeue's text there (tests/unit/test_squeue_text.py); nodes from sinfo's JSON."""
     transport = Replay("22.05", {("sinfo", "--json"): "sinfo-node-down.json"})
@@ -268,7 +239,7 @@ async def test_adapter_on_2411_asks_for_what_it_needs() -> None:
         "24.11",
         {
             ("scontrol", "--version"): "scontrol-version.txt",
-            ("squeue", "--json", "--states=all"): "squeue-node-down.json",
+            tuple(squeue_text.command(TEXT_MARKER)): "squeue-text-node-down.txt",
             ("scontrol", "show", "job", "--json", str(failed)): f"scontrol-job-{failed}.json",
             ("scontrol", "show", "job", "--json", "999999"): "scontrol-job-unknown.json",
             ("sinfo", "--json"): "sinfo-node-down.json",
@@ -276,10 +247,13 @@ async def test_adapter_on_2411_asks_for_what_it_needs() -> None:
         },
     )
     slurm = Slurm(transport)
-    # A finished job is seen (squeue -t all), and once the version is known one job is one scontrol call.
+    # A finished job is listed (squeue -t all), from its text alone: no job there had a flag over
+    # its state. One job is one scontrol call, once the release is known (asked once).
     assert failed in {j.job_id for j in await slurm.jobs()}
-    assert slurm.format == "v0.0.42"
+    assert [call[0] for call in transport.calls] == ["squeue"]
     assert (await slurm.job(failed)).state == "NODE_FAIL"
+    assert [call[:2] for call in transport.calls[1:]] == [["scontrol", "--version"], ["scontrol", "show"]]
+    assert slurm.format == "v0.0.42"
     assert transport.calls[-1] == ["scontrol", "show", "job", "--json", str(failed)]
     with pytest.raises(JobNotFound):
         await slurm.job(999999)

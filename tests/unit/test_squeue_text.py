@@ -1,12 +1,11 @@
-"""22.05's text reads (respawn/scheduler/squeue_text.py), on real captures of Slurm 22.05.8
-made by respawn/sandbox/capture.py (squeue-text*.txt, with the capture's fixed marker): they
-read as the JSON captured beside them does, job-owner text cannot pass for structure, and
-the adapter reads one job by itself, never the whole cluster."""
+"""squeue's text reads (respawn/scheduler/squeue_text.py), on real captures of Slurm 22.05.8 and
+24.11.5 made by respawn/sandbox/capture.py (squeue-text*.txt, with the capture's fixed marker):
+they read as the JSON captured beside them does, job-owner text cannot pass for structure, the
+adapter lists every job from the text (on 24.11 reading again as JSON the few whose state a flag
+hides) and on 22.05 reads one job by itself, never the whole cluster."""
 
 import asyncio
 import json
-from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 import pytest
 
@@ -14,34 +13,44 @@ from respawn.sandbox.capture import HOSTILE_COMMENT, HOSTILE_NAME, TEXT_MARKER
 from respawn.scheduler import squeue_text
 from respawn.scheduler.errors import JobNotFound, SlurmCommandError, error_from
 from respawn.scheduler.slurm import JobInfo, Slurm, parse_squeue_json
+from respawn.scheduler.states import JobFlag, JobState
 from respawn.scheduler.transport import CommandResult
+from tests.unit._slurm_replay import VERSIONS, Replay, folder, situations
 
-DATA = Path(__file__).parents[1] / "data" / "slurm-22.05"
-SITUATIONS = json.loads((DATA / "situations.json").read_text())
-HOSTILE = SITUATIONS["hostile_text"]
-SITUATIONS = SITUATIONS["jobs"]
+DATA = folder("22.05")
+SITUATIONS = situations("22.05")["jobs"]
 
 
-def text_jobs(name: str) -> dict[int, JobInfo]:
-    records = squeue_text.records((DATA / name).read_text(), TEXT_MARKER)
+def text_jobs(name: str, version: str = "22.05") -> dict[int, JobInfo]:
+    records = squeue_text.records((folder(version) / name).read_text(), TEXT_MARKER)
     jobs = (JobInfo(**squeue_text.job_fields(r), excluded_nodes=None) for r in records)
     return {j.job_id: j for j in jobs}
 
 
 @pytest.mark.parametrize(
-    ("text", "json_name"), [("squeue-text.txt", "squeue.json"), ("squeue-text-node-down.txt", "squeue-node-down.json")]
+    ("version", "text", "json_name"),
+    [
+        ("22.05", "squeue-text.txt", "squeue.json"),
+        ("22.05", "squeue-text-node-down.txt", "squeue-node-down.json"),
+        ("24.11", "squeue-text.txt", "squeue.json"),
+        ("24.11", "squeue-text-node-down.txt", "squeue-node-down.json"),
+        ("24.11", "squeue-text-requeued-completing.txt", "squeue-requeued-completing.json"),
+    ],
 )
-def test_the_text_reads_as_the_json_beside_it(text: str, json_name: str) -> None:
-    """Captured a moment apart: every field alike, but the exclusions (not in the text listing)
-    and a reason squeue prints as its description."""
-    from_text = text_jobs(text)
-    from_json = {j.job_id: j for j in parse_squeue_json((DATA / json_name).read_text())}
-    assert from_text.keys() == from_json.keys() and len(from_text) >= 13
+def test_the_text_reads_as_the_json_beside_it(version: str, text: str, json_name: str) -> None:
+    """Captured a moment apart: every field alike, but the exclusions (not in the text listing),
+    a reason squeue prints as its description, and on 24.11 a flag the text prints in place of
+    the base state (the JSON has both)."""
+    from_text = text_jobs(text, version)
+    from_json = {j.job_id: j for j in parse_squeue_json((folder(version) / json_name).read_text())}
+    assert from_text.keys() == from_json.keys() and len(from_text) >= 12
     for job_id, job in from_json.items():
         read = from_text[job_id]
         assert read.excluded_nodes is None
         unlike = {k for k, v in read.model_dump().items() if v != job.model_dump()[k]} - {"excluded_nodes"}
-        if job.state_description and job.state_description != squeue_text.REQUEUE_HELD:
+        if read.state is JobState.COMPLETING:
+            assert job.completing and unlike <= {"state", "flags"}, job_id
+        elif job.state_description and job.state_description != squeue_text.REQUEUE_HELD:
             assert unlike <= {"state_reason"} and read.state_reason == "", job_id
         else:
             assert not unlike, (job_id, unlike)
@@ -57,8 +66,10 @@ def test_the_requeue_hold_reads_as_the_watchdog_needs() -> None:
     assert held.restart_count == 1
 
 
-def test_job_owner_text_cannot_pass_for_structure() -> None:
-    hostile = text_jobs(f"squeue-text-j{HOSTILE}.txt")[HOSTILE]
+@pytest.mark.parametrize("version", VERSIONS)
+def test_job_owner_text_cannot_pass_for_structure(version: str) -> None:
+    job_id = situations(version)["hostile_text"]
+    hostile = text_jobs(f"squeue-text-j{job_id}.txt", version)[job_id]
     assert (hostile.name, hostile.comment) == (HOSTILE_NAME, HOSTILE_COMMENT)
     assert (hostile.state, hostile.state_reason) == ("PENDING", "JobHeldUser")
 
@@ -91,34 +102,6 @@ def test_markers_are_new_each_call_and_never_read_as_a_width() -> None:
     assert len(markers) == 100 and all(m[0].isalpha() and len(m) == 33 for m in markers)
 
 
-class Replay:
-    """A transport answering each command with a captured 22.05 output; a text read is answered
-    with the marker the call drew in place of the capture's, as squeue would print it."""
-
-    def __init__(self, answers: dict[tuple[str, ...], str]) -> None:
-        self.answers = answers
-        self.calls: list[list[str]] = []
-
-    async def run(
-        self, argv: Sequence[str], timeout: float = 30.0, env: Mapping[str, str] | None = None
-    ) -> CommandResult:
-        self.calls.append(list(argv))
-        marker = TEXT_MARKER
-        formats = [a for a in argv if a.startswith("--Format=")]
-        if formats:
-            assert env == squeue_text.ENV  # times as epoch seconds, not the Slurm host's local time
-            marker = formats[0].split(",")[0].removeprefix("--Format=jobid:0")
-            argv = [a.replace(marker, TEXT_MARKER) for a in argv]
-        name = self.answers[tuple(argv)]
-        if name.endswith(".json"):  # a failed command, as captured
-            failed = json.loads((DATA / name).read_text())
-            return CommandResult(failed["rc"], failed["stdout"], failed["stderr"])
-        return CommandResult(0, (DATA / name).read_text().replace(TEXT_MARKER, marker), "")
-
-    async def close(self) -> None:
-        return None
-
-
 @pytest.fixture
 def replay() -> Replay:
     held, running = SITUATIONS["requeue_held"], SITUATIONS["train2"]
@@ -130,7 +113,7 @@ def replay() -> Replay:
     for job_id in (held, running):
         answers[tuple(squeue_text.command(TEXT_MARKER, job_id))] = f"squeue-text-j{job_id}.txt"
         answers[tuple(squeue_text.excluded_command(job_id))] = f"squeue-text-j{job_id}-excluded.txt"
-    return Replay(answers)
+    return Replay("22.05", answers)
 
 
 async def test_one_job_is_read_by_itself(replay: Replay) -> None:
@@ -178,3 +161,40 @@ async def test_an_unchanged_record_is_not_read_again(replay: Replay) -> None:
 def test_an_unknown_job_is_job_not_found() -> None:
     failed = json.loads((DATA / "squeue-text-unknown-job.json").read_text())
     assert isinstance(error_from(CommandResult(failed["rc"], "", failed["stderr"]), failed["argv"]), JobNotFound)
+
+
+async def test_on_2411_a_job_whose_state_a_flag_hides_is_read_again_as_json() -> None:
+    """Right after a requeue the text prints COMPLETING for a job the JSON knows as PENDING and
+    COMPLETING: that one job is asked for again, by itself, and the others stay as listed."""
+    requeued = situations("24.11")["jobs"]["requeued"]
+    replay = Replay(
+        "24.11",
+        {
+            tuple(squeue_text.command(TEXT_MARKER)): "squeue-text-requeued-completing.txt",
+            ("scontrol", "--version"): "scontrol-version.txt",
+            ("scontrol", "show", "job", "--json", str(requeued)): "scontrol-job-requeued-completing.json",
+        },
+    )
+    listed = {j.job_id: j for j in await Slurm(replay).jobs()}
+    assert (listed[requeued].state, listed[requeued].flags) == (JobState.PENDING, [JobFlag.COMPLETING])
+    assert listed[requeued].completing
+    assert not any(j.state is JobState.COMPLETING for j in listed.values())
+    assert listed.keys() == text_jobs("squeue-text-requeued-completing.txt", "24.11").keys()
+    assert [c[:2] for c in replay.calls] == [["squeue", "--noheader"], ["scontrol", "--version"], ["scontrol", "show"]]
+
+
+async def test_on_2205_the_listing_is_the_text_alone(tmp_path) -> None:
+    """22.05's JSON ignores `-j`: reading a veiled job again would read the whole cluster, so its
+    text stands (COMPLETING, the base not known)."""
+    running = SITUATIONS["train2"]
+    records = squeue_text.records((DATA / "squeue-text.txt").read_text(), TEXT_MARKER)
+    completing = [r.replace("RUNNING", "COMPLETING") if squeue_text.job_id(r) == str(running) else r for r in records]
+    listing = tmp_path / "squeue-text-completing.txt"  # as 22.05 prints a job ending with its steps still running
+    listing.write_text("".join(r.replace(squeue_text.SEP, TEXT_MARKER) + TEXT_MARKER + "\n" for r in completing))
+    replay = Replay(
+        "22.05",
+        {tuple(squeue_text.command(TEXT_MARKER)): str(listing), ("scontrol", "--version"): "scontrol-version.txt"},
+    )
+    listed = {j.job_id: j for j in await Slurm(replay).jobs()}
+    assert listed[running].state is JobState.COMPLETING and len(listed) >= 13
+    assert [c[:2] for c in replay.calls] == [["squeue", "--noheader"], ["scontrol", "--version"]]
