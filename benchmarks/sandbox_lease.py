@@ -2,11 +2,12 @@
 
 `leased(cpus, name)` waits for /tmp/respawn-lab/tests.lock (the lock test sessions take),
 brings the stack up if need be and gives every node `cpus` CPUs (`slurm="24.11"`: the 24.11
-lab, /tmp/respawn-lab-2411, as `respawn sandbox up --slurm 24.11`, under its own lock); on the way out, also
-when the benchmark is interrupted or sent SIGTERM or SIGHUP, it cancels the jobs named
-`name`, purges them from the controller (so the next session does not list them for
-MinJobAge), gives the nodes their normal size again and, if it brought the stack up, takes
-it down. A SIGKILL leaves the size to the sandbox's next `up`.
+lab, /tmp/respawn-lab-2411, as `respawn sandbox up --slurm 24.11`, under its own lock). On
+the way out, also when the benchmark is interrupted or sent SIGTERM or SIGHUP: a stack it
+brought up it takes down (the next `up` starts afresh); one that ran before, it cancels the
+jobs named `name` there, purges them from the controller (so the next session does not list
+them for MinJobAge) and gives the nodes their normal size again. A SIGKILL leaves the size to
+the sandbox's next `up`.
 
 Inside an event loop, `cancel_on_signals()` turns those signals into the cancellation of
 the running task, so the measurement stops at its next await, never in the middle of a call.
@@ -84,7 +85,8 @@ def _restore(lab: Lab, name: str, was_running: bool) -> None:
     for signum in _SIGNALS:
         signal.signal(signum, signal.SIG_IGN)  # the clean-up runs to its end
     try:
-        if cluster.slurmctld_pid(lab) is not None:
+        # A lab this lease brought up goes down: its next `up` starts afresh, no job, normal size.
+        if was_running and cluster.slurmctld_pid(lab) is not None:
             procs.run(["scancel", f"--name={name}"], env=lab.env(), timeout=120)
             procs.wait_until(lambda: not _active(lab), 180, interval=1.0)
             cluster.purge(lab)

@@ -196,10 +196,17 @@ def purge(lab: Lab, timeout: float = 120.0) -> None:
 
 def restart(lab: Lab) -> None:
     """The controller and every slurmd stopped and started again with the lab's slurm.conf."""
-    daemons = [p for p in [slurmctld_pid(lab), *(slurmd_pid(lab, n) for n in lab.nodes)] if p is not None]
+
+    def running() -> list[int]:
+        # Read again each time, and the controller asked too: 24.11's `scontrol reconfigure` hands
+        # over to a new slurmctld, whose pid replaces the old one's in the pid file a moment later
+        # (found: a restart right after purge() waited on the old pid, and the new controller
+        # found its port still taken).
+        return [p for p in [slurmctld_pid(lab), *(slurmd_pid(lab, n) for n in lab.nodes)] if p is not None]
+
     procs.run(["scontrol", "shutdown"], env=lab.env(), timeout=STOP_TIMEOUT)
-    if not procs.wait_until(lambda: not any(procs.alive(p) for p in daemons), STOP_TIMEOUT):
-        procs.terminate([p for p in daemons if procs.alive(p)])
+    if not procs.wait_until(lambda: not running() and not _ping(lab), STOP_TIMEOUT):
+        procs.terminate(running())
     start_slurmctld(lab)
     for node in lab.nodes:
         start_slurmd(lab, node)
