@@ -208,9 +208,9 @@ class Slurm:
         JSON honours filters (23.02 on) those few jobs are read again there, in one call, so
         that a job that FAILED is known as such while it completes, not once it has."""
         jobs = await self._text_listing()
-        veiled = [job.job_id for job in jobs if job.state in _VEILED]
+        veiled = {job.job_id for job in jobs if job.state in _VEILED}
         if veiled and await self._json_reads():
-            exact = await self._read_states(veiled)
+            exact = await self._read_states(sorted(veiled))
             jobs = [exact.get(job.job_id, job) if job.job_id in veiled else job for job in jobs]
         return jobs
 

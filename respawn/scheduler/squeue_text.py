@@ -55,7 +55,7 @@ def _time(value: str) -> datetime | None:
 
 def _exit_status(value: str) -> tuple[int | None, int | None]:
     """(exit code, signal) of an ended job. 22.05 prints the raw wait status (the code in bits
-    8-15, the signal in 0-6, as its JSON does); 23.02 on print "code:signal"."""
+    8-15, the signal in 0-6, as its JSON does); 24.11 prints "code:signal"."""
     code, colon, signal = value.strip().partition(":")
     if colon:
         return _int(code), _int(signal) or None
