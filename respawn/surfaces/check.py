@@ -22,7 +22,7 @@ import stat
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ import sqlalchemy as sa
 from respawn.audit.trail import row_of
 from respawn.config.cluster import ClusterConfig, LogSource, MetricsSettings
 from respawn.scheduler import hostlist, slurm_json
+from respawn.scheduler.errors import SchedulerError
 from respawn.scheduler.slurm import JobInfo, NodeInfo, Slurm
 from respawn.scheduler.slurm_json.common import integer
 from respawn.scheduler.states import ENDED, JobState
@@ -146,6 +147,20 @@ def output_verdict(name: str, what: str, key: str, data: dict[str, Any]) -> Verd
             "run it again with a job in the queue" if key == "jobs" else "",
         )
     return _v(name, Status.PASS, f"{printed}: {count} {key}, every field the reader asks for is there")
+
+
+def jobs_verdict(view: "_SlurmView") -> Verdict:
+    """The listing the detector reads each poll (squeue's text, strictly) reads, and so does the
+    JSON the activities read one job from (output_verdict)."""
+    if isinstance(view.listed, str):
+        return _v(
+            "slurm.jobs",
+            Status.FAIL,
+            f"the detector's listing (squeue --states=all --Format=...) cannot be read: {view.listed}",
+            "run the squeue of the Slurm release the controller runs (README, 'Supported Slurm')",
+        )
+    verdict = output_verdict("slurm.jobs", view.jobs_what, "jobs", view.jobs_data)
+    return replace(verdict, why=f"{verdict.why}; the detector's listing: {view.listed} jobs")
 
 
 def comments_verdict(jobs_data: dict[str, Any], settings: dict[str, str], user: str) -> Verdict:
@@ -701,6 +716,8 @@ class _SlurmView:
     settings: dict[str, str]
     partitions: dict[str, dict[str, str]]
     extra_job: list[JobInfo] = field(default_factory=list)
+    # The listing the detector reads each poll (squeue's text), or why it cannot be read.
+    listed: int | str = 0
 
 
 async def _read_slurm(config: ClusterConfig, job: int | None) -> _SlurmView:
@@ -715,6 +732,10 @@ async def _read_slurm(config: ClusterConfig, job: int | None) -> _SlurmView:
         jobs = [JobInfo(**f) for f in slurm_json.jobs(jobs_data, jobs_what)]
         nodes = [NodeInfo(**f) for f in slurm_json.nodes(nodes_data, nodes_what)]
         view = _SlurmView(jobs_what, jobs_data, nodes_what, nodes_data, jobs, nodes, settings, partitions)
+        try:
+            view.listed = len(await slurm.jobs())
+        except SchedulerError as exc:
+            view.listed = _reason(exc)
         if job is not None and all(j.job_id != job for j in jobs):
             try:
                 view.extra_job.append(await slurm.job(job))
@@ -755,7 +776,7 @@ async def run_checks(
     async def slurm_checks() -> list[Verdict]:
         view = await reading
         return [
-            output_verdict("slurm.jobs", view.jobs_what, "jobs", view.jobs_data),
+            jobs_verdict(view),
             output_verdict("slurm.nodes", view.nodes_what, "nodes", view.nodes_data),
             version_verdict(view.settings, view.jobs_data),
             comments_verdict(view.jobs_data, view.settings, _respawn_user(config)),

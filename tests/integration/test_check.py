@@ -7,6 +7,7 @@ exporters with the node's label relabelled from `Hostname` to `node`.
 """
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -173,6 +174,7 @@ def test_the_sandbox_s_configuration_passes_every_check(sandbox, running_job, tm
     }
     assert checks["logs.job_output"]["why"].startswith(f"job {running_job} (RUNNING): {sandbox.out_dir}")
     assert checks["slurm.jobs"]["why"].startswith("squeue --json (v0.0.38, Slurm 22.05.8)")
+    assert re.search(r"; the detector's listing: [1-9]\d* jobs$", checks["slurm.jobs"]["why"])
     assert (
         checks["prometheus.labels"]["why"]
         == f"label Hostname names every node ({len(sandbox.nodes)}) on the Xid series"

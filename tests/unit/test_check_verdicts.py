@@ -17,9 +17,11 @@ from respawn.sources.gpu_metrics import Gpu, GpuMetrics
 from respawn.surfaces.check import (
     PrometheusView,
     Status,
+    _SlurmView,
     audit_verdict,
     comments_verdict,
     job_output_verdict,
+    jobs_verdict,
     kernel_log_verdict,
     missing_fields,
     output_verdict,
@@ -316,3 +318,16 @@ def test_the_audit_store_needs_a_writable_folder_and_its_own_schema(tmp_path):
     other.close()
     foreign = audit_verdict(tmp_path / "other.db")
     assert foreign.status is Status.FAIL and "table events lacks acted, action, at" in foreign.why
+
+
+def test_a_listing_the_detector_cannot_read_fails_the_jobs_check_whatever_the_json_says():
+    data = _data("slurm-24.11/squeue.json")
+    view = _SlurmView("squeue --json", data, "sinfo --json", {}, [], [], {}, {})
+    view.listed = "squeue: 21 fields do not make records of 22"
+    verdict = jobs_verdict(view)
+    assert verdict.status is Status.FAIL and verdict.why.endswith(
+        "cannot be read: squeue: 21 fields do not make records of 22"
+    )
+    view.listed = len(data["jobs"])
+    verdict = jobs_verdict(view)
+    assert verdict.status is Status.PASS and verdict.why.endswith(f"; the detector's listing: {len(data['jobs'])} jobs")
