@@ -1,8 +1,9 @@
 import pytest
 
 from respawn.attribution.attribute import attribute, classify_text
-from respawn.wire.evidence import Evidence, LineSource, LogLine
+from respawn.wire.evidence import LogLine
 from respawn.wire.taxonomy import CauseLayer, FailureClass
+from tests.unit._evidence import evidence
 
 XID_79 = "NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=python, GPU has fallen off the bus."
 TIMEOUT = (
@@ -10,23 +11,6 @@ TIMEOUT = (
     "operation timeout: WorkNCCL(SeqNum=88, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600231 "
     "milliseconds before timing out."
 )
-
-
-def evidence(*texts: str, kernel: dict[str, list[str]] | None = None, **fields) -> Evidence:
-    lines = [LogLine(text=t, seq=i) for i, t in enumerate(texts)]
-    for node, kernel_lines in (kernel or {}).items():
-        lines += [LogLine(text=t, source=LineSource.KERNEL, node=node, seq=i) for i, t in enumerate(kernel_lines)]
-    fields.setdefault("job_state", "FAILED")
-    fields.setdefault("exit_code", 1)
-    return Evidence(
-        cluster="lab",
-        job_id=12,
-        attempt=0,
-        nodes=["node1", "node2", "node3"],
-        placement={0: "node1", 1: "node2", 2: "node3"},
-        lines=lines,
-        **fields,
-    )
 
 
 def test_demo_xid_blames_the_node_of_the_rank(catalogue, matcher):

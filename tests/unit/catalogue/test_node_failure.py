@@ -23,8 +23,8 @@ import pytest
 from respawn.attribution.attribute import attribute, classify_text
 from respawn.attribution.matcher import Matcher
 from respawn.attribution.runbook import NodeRule, Onset
-from respawn.wire.evidence import Evidence, LogLine
 from respawn.wire.taxonomy import CauseLayer, FailureClass
+from tests.unit._evidence import evidence
 from tests.unit.catalogue import _catalogue_cases as cases
 from tests.unit.catalogue._catalogue_cases import ids
 
@@ -35,20 +35,6 @@ CANCELLED_ON_NODE1 = (
     "slurmstepd: error: *** JOB 12 ON node1 CANCELLED AT 2030-02-01T10:00:00 DUE TO NODE "
     "FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***"
 )
-
-
-def evidence(*texts: str, **fields) -> Evidence:
-    fields.setdefault("job_state", "NODE_FAIL")
-    fields.setdefault("exit_code", 1)
-    return Evidence(
-        cluster="lab",
-        job_id=12,
-        attempt=0,
-        nodes=["node1", "node2", "node3"],
-        placement={0: "node1", 1: "node2", 2: "node3"},
-        lines=[LogLine(text=t, seq=i) for i, t in enumerate(texts)],
-        **fields,
-    )
 
 
 DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
@@ -902,7 +888,7 @@ def test_a_tasks_own_exit_is_not_the_nodes(matcher: Matcher):
 
 def test_the_node_failure_cancel_line_blames_the_down_node_not_its_printer(catalogue, matcher):
     # slurmstepd on the live batch node (node1) prints the cancel line; Slurm lists node3 down.
-    ev = evidence("[rank0]: step 40 loss 0.91", CANCELLED_ON_NODE1, down_nodes=["node3"])
+    ev = evidence("[rank0]: step 40 loss 0.91", CANCELLED_ON_NODE1, job_state="NODE_FAIL", down_nodes=["node3"])
     a = attribute(catalogue, matcher, ev)
     assert a.failure_class is C.NODE_FAILURE and a.node_implicated
     assert a.nodes == ["node3"]
@@ -917,7 +903,7 @@ def test_the_cancel_line_alone_names_nobody(catalogue, matcher):
 
 
 def test_srun_still_names_the_failed_node(catalogue, matcher):
-    ev = evidence("srun: error: Node failure on node2", down_nodes=[])
+    ev = evidence("srun: error: Node failure on node2", job_state="NODE_FAIL", down_nodes=[])
     a = attribute(catalogue, matcher, ev)
     assert a.failure_class is C.NODE_FAILURE and a.nodes == ["node2"]
 
