@@ -631,8 +631,9 @@ def _summary(cluster: str, detection: Detection, mode: Mode) -> str:
     """The incident's one line in the Temporal Web UI, kept in its history: it reads without a
     worker (the story under "Current Details" is asked of one). Only what Respawn and Slurm
     said, nothing the job printed: the kind of signal, the runbook pattern, Slurm's state."""
-    first = " ".join(filter(None, (detection.kind.value, detection.pattern, detection.job_state)))
-    return f"job {detection.job_id}, attempt {detection.attempt} on {cluster} ({mode.value}): {first}"
+    first = " ".join(filter(None, (detection.kind.value, detection.pattern)))
+    slurm = f" (Slurm: {detection.job_state})" if detection.job_state else ""
+    return f"job {detection.job_id}, attempt {detection.attempt} on {cluster} ({mode.value}): {first}{slurm}"
 
 
 def _enrolment_basis(job: JobInfo) -> str:

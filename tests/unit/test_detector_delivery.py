@@ -112,4 +112,9 @@ async def test_an_incident_starts_with_a_summary_in_respawns_words_not_the_jobs(
     )
 
     await detector._send(JobInfo(job_id=7, state="RUNNING"), Enrolment(environment="demo", mode=Mode.OBSERVE), seen)
-    assert temporal.summaries == ["job 7, attempt 2 on c1 (observe): log_line nccl-ib-completion-error"]
+    ended = Detection(kind=DetectionKind.JOB_ENDED, at=datetime.now(UTC), job_id=8, attempt=0, job_state="NODE_FAIL")
+    await detector._send(JobInfo(job_id=8, state="NODE_FAIL"), Enrolment(environment="demo", mode=Mode.ACTION), ended)
+    assert temporal.summaries == [
+        "job 7, attempt 2 on c1 (observe): log_line nccl-ib-completion-error",
+        "job 8, attempt 0 on c1 (action): job_ended (Slurm: NODE_FAIL)",
+    ]
