@@ -152,11 +152,11 @@ def output_verdict(name: str, what: str, key: str, data: dict[str, Any]) -> Verd
 def jobs_verdict(view: "_SlurmView") -> Verdict:
     """The listing the detector reads each poll (squeue's text, strictly) reads, and so does the
     JSON the activities read one job from (output_verdict)."""
-    if isinstance(view.listed, str):
+    if view.listing_error is not None:
         return _v(
             "slurm.jobs",
             Status.FAIL,
-            f"the detector's listing (squeue --states=all --Format=...) cannot be read: {view.listed}",
+            f"the detector's listing (squeue --states=all --Format=...) cannot be read: {view.listing_error}",
             "run the squeue of the Slurm release the controller runs (README, 'Supported Slurm')",
         )
     verdict = output_verdict("slurm.jobs", view.jobs_what, "jobs", view.jobs_data)
@@ -716,8 +716,9 @@ class _SlurmView:
     settings: dict[str, str]
     partitions: dict[str, dict[str, str]]
     extra_job: list[JobInfo] = field(default_factory=list)
-    # The listing the detector reads each poll (squeue's text), or why it cannot be read.
-    listed: int | str = 0
+    # The listing the detector reads each poll (squeue's text): its jobs, or why it cannot be read.
+    listed: int = 0
+    listing_error: str | None = None
 
 
 async def _read_slurm(config: ClusterConfig, job: int | None) -> _SlurmView:
@@ -735,7 +736,7 @@ async def _read_slurm(config: ClusterConfig, job: int | None) -> _SlurmView:
         try:
             view.listed = len(await slurm.jobs())
         except SchedulerError as exc:
-            view.listed = _reason(exc)
+            view.listing_error = _reason(exc)
         if job is not None and all(j.job_id != job for j in jobs):
             try:
                 view.extra_job.append(await slurm.job(job))

@@ -323,11 +323,11 @@ def test_the_audit_store_needs_a_writable_folder_and_its_own_schema(tmp_path):
 def test_a_listing_the_detector_cannot_read_fails_the_jobs_check_whatever_the_json_says():
     data = _data("slurm-24.11/squeue.json")
     view = _SlurmView("squeue --json", data, "sinfo --json", {}, [], [], {}, {})
-    view.listed = "squeue: 21 fields do not make records of 22"
+    view.listing_error = "squeue: 21 fields do not make records of 22"
     verdict = jobs_verdict(view)
     assert verdict.status is Status.FAIL and verdict.why.endswith(
         "cannot be read: squeue: 21 fields do not make records of 22"
     )
-    view.listed = len(data["jobs"])
+    view.listed, view.listing_error = len(data["jobs"]), None
     verdict = jobs_verdict(view)
     assert verdict.status is Status.PASS and verdict.why.endswith(f"; the detector's listing: {len(data['jobs'])} jobs")
