@@ -76,7 +76,10 @@ def main() -> int:
     parser.add_argument("--running", type=int, default=200)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument(
-        "--slurm", choices=sandbox_lease.SLURMS, default="host", help="whose sandbox (default: the host's Slurm)"
+        "--slurm",
+        choices=list(sandbox_lease.SANDBOXES),
+        default="host",
+        help="whose sandbox (default: the host's Slurm)",
     )
     parser.add_argument("--old-way", type=int, metavar="JOB", help=argparse.SUPPRESS)  # the child's part
     args = parser.parse_args()
@@ -191,7 +194,8 @@ async def _old_way(env: dict[str, str], job_id: int, runs: int) -> dict:
 
 
 async def _json_listing_cpu(env: dict[str, str], runs: int) -> float:
-    """Before: the detector's listing was 22.05's `squeue --json`, parsed whole (its per-job work apart)."""
+    """Before: the detector's listing was `squeue --json` (22.05's until 2026-12-01, 24.11's until
+    2026-12-06), parsed whole (its per-job work apart)."""
     transport = LocalTransport(env=env)
     spent = []
     for _ in range(runs):

@@ -17,7 +17,7 @@ import asyncio
 import fcntl
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from respawn.sandbox import chroot, cluster, procs, stack
@@ -31,47 +31,31 @@ def _interrupted(signum: int, frame: object) -> None:
     raise SystemExit(f"interrupted by signal {signum}")
 
 
-SLURMS = ("host", "24.11")  # the sandbox of the host's Slurm, or the 24.11 lab
+# Whose sandbox: the host's Slurm (respawn/sandbox/stack.py) or the 24.11 lab (chroot.py), each
+# with its lab and its own up, down and status.
+SANDBOXES = {
+    "host": (make_lab, stack.up, stack.down, stack.status),
+    "24.11": (chroot.chroot_lab, chroot.up, chroot.down, chroot.status),
+}
 
 
 @contextmanager
 def leased(cpus: int, name: str, slurm: str = "host") -> Iterator[Lab]:
-    if slurm not in SLURMS:
-        raise ValueError(f"no sandbox for Slurm {slurm!r}: one of {', '.join(SLURMS)}")
-    lab: Lab = chroot.chroot_lab() if slurm == "24.11" else make_lab()
+    make, up, down, status = SANDBOXES[slurm]
+    lab = make()
     lab.root.mkdir(parents=True, exist_ok=True)
     for signum in _SIGNALS:
         signal.signal(signum, _interrupted)
     with open(lab.root / "tests.lock", "w") as lock:
         print("waiting for the sandbox's lock ...", file=sys.stderr, flush=True)
         fcntl.flock(lock, fcntl.LOCK_EX)
-        was_running = _status(lab)["slurmctld"] == "running"
+        was_running = status(lab)["slurmctld"] == "running"
         try:
-            _up(lab)
+            up(lab)
             cluster.resize(lab, cpus)
             yield lab
         finally:
-            _restore(lab, name, was_running)
-
-
-def _status(lab: Lab) -> dict[str, str]:
-    if isinstance(lab, chroot.ChrootLab):
-        return chroot.status(lab)
-    return stack.status(lab)
-
-
-def _up(lab: Lab) -> None:
-    if isinstance(lab, chroot.ChrootLab):
-        chroot.up(lab)
-    else:
-        stack.up(lab)
-
-
-def _down(lab: Lab) -> None:
-    if isinstance(lab, chroot.ChrootLab):
-        chroot.down(lab)
-    else:
-        stack.down(lab)
+            _restore(lab, name, was_running, down)
 
 
 def cancel_on_signals() -> None:
@@ -81,7 +65,7 @@ def cancel_on_signals() -> None:
         loop.add_signal_handler(signum, task.cancel)
 
 
-def _restore(lab: Lab, name: str, was_running: bool) -> None:
+def _restore(lab: Lab, name: str, was_running: bool, down: Callable[[Lab], None]) -> None:
     for signum in _SIGNALS:
         signal.signal(signum, signal.SIG_IGN)  # the clean-up runs to its end
     try:
@@ -93,7 +77,7 @@ def _restore(lab: Lab, name: str, was_running: bool) -> None:
             cluster.resize(lab, cluster.NORMAL_CPUS)
     finally:
         if not was_running:
-            _down(lab)
+            down(lab)
         print("sandbox restored", file=sys.stderr, flush=True)
 
 

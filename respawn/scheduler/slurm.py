@@ -231,7 +231,8 @@ class Slurm:
         return jobs
 
     async def jobs_output(self) -> tuple[str, dict[str, Any]]:
-        """The output `jobs()` reads, as printed (a version a reader knows), and what printed it."""
+        """Every job as `squeue --json` prints it (a version a reader knows), and what printed it:
+        what `respawn check` reads the fields of. The detector's listing is `jobs()`, from the text."""
         return "squeue --json", await self._json(["squeue", "--json", "--states=all"], "squeue --json", "jobs")
 
     async def job(self, job_id: int, exclusions: bool = True) -> JobInfo:
