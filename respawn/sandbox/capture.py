@@ -89,8 +89,9 @@ class Capture:
             raise RuntimeError(f"capture: {' '.join(argv)} failed: {result.stderr.strip()}")
         (self.out / name).write_text(result.stdout)
 
-    def save_text(self, name: str, job_id: int | None = None) -> None:
-        """The text read of every job (the listing), or of one job with its exclusions (`<name>-excluded.txt`)."""
+    def save_text(self, name: str, job_id: int | list[int] | None = None) -> None:
+        """The text read of every job (the listing), of one job with its exclusions
+        (`<name>-excluded.txt`), or of the jobs named (as the follows read them)."""
         from respawn.scheduler import squeue_text
 
         env = {**self.lab.env(), **squeue_text.ENV}
@@ -98,7 +99,7 @@ class Capture:
         listed = procs.run(argv, env=env, timeout=60)
         procs.check(listed, "squeue")
         (self.out / name).write_text(listed.stdout)
-        if job_id is not None:
+        if isinstance(job_id, int):
             excluded = procs.run(squeue_text.excluded_command(job_id), env=self.lab.env(), timeout=60)
             procs.check(excluded, "squeue")
             (self.out / name.replace(".txt", "-excluded.txt")).write_text(excluded.stdout)
@@ -163,6 +164,8 @@ def capture(lab: Lab, out: Path, version: str) -> dict:
     if newer:
         c.save("scontrol-job-requeued-completing.json", "scontrol", "show", "job", "--json", str(requeued))
         c.save_text("squeue-text-requeued-completing.txt")
+    # As the follows read their jobs: several named at once, one of them unknown.
+    c.save_text("squeue-text-followed-requeued-completing.txt", [requeued, running, 999999])
     # Requeued held, then an excluded node: what recovery does.
     c.run("scontrol", "requeuehold", str(rqhold))
     c.wait("requeue_held pending", lambda: c.state(rqhold) == "PENDING", 30)
@@ -199,10 +202,10 @@ def capture(lab: Lab, out: Path, version: str) -> dict:
             c.save(f"scontrol-node-{parser}.json", "scontrol", "show", "node", f"--json={parser}")
     c.save_result("squeue-unknown-job.json", "squeue", "--json", "-j", "999999")
     c.save_text("squeue-text.txt")
-    if not newer:  # 22.05 reads one job from the text too (24.11: scontrol show job --json)
-        c.save_text(f"squeue-text-j{rqhold}.txt", rqhold)
-        c.save_text(f"squeue-text-j{running}.txt", running)
-        c.save_result("squeue-text-unknown-job.json", *squeue_text_command(999999))
+    # One job followed (both versions), or read with its exclusions (22.05; 24.11: scontrol's JSON).
+    c.save_text(f"squeue-text-j{rqhold}.txt", rqhold)
+    c.save_text(f"squeue-text-j{running}.txt", running)
+    c.save_result("squeue-text-unknown-job.json", *squeue_text_command(999999))
 
     # Node loss: node3 dies with the --no-requeue job on it (NODE_FAIL), and stays down.
     cluster.kill_node(lab, n3)

@@ -39,8 +39,9 @@ def text_jobs(name: str, version: str = "22.05") -> dict[int, JobInfo]:
 )
 def test_the_text_reads_as_the_json_beside_it(version: str, text: str, json_name: str) -> None:
     """Captured a moment apart: every field alike, but the exclusions (not in the text listing),
-    a reason squeue prints as its description, and on 24.11 a flag the text prints in place of
-    the base state (the JSON has both)."""
+    a reason squeue prints as its description, on 24.11 a flag the text prints in place of
+    the base state (the JSON has both), and a pending job's start time: an estimate each
+    scheduling pass makes again."""
     from_text = text_jobs(text, version)
     from_json = {j.job_id: j for j in parse_squeue_json((folder(version) / json_name).read_text())}
     assert from_text.keys() == from_json.keys() and len(from_text) >= 12
@@ -48,6 +49,8 @@ def test_the_text_reads_as_the_json_beside_it(version: str, text: str, json_name
         read = from_text[job_id]
         assert read.excluded_nodes is None
         unlike = {k for k, v in read.model_dump().items() if v != job.model_dump()[k]} - {"excluded_nodes"}
+        if job.state is JobState.PENDING:
+            unlike -= {"start_time"}
         if read.state is JobState.COMPLETING:
             assert job.completing and unlike <= {"state", "flags"}, job_id
         elif job.state_description and job.state_description != squeue_text.REQUEUE_HELD:
@@ -146,6 +149,62 @@ async def test_jobs_followed_at_once_are_read_in_one_call(replay: Replay) -> Non
     )
     reads = [call for call in replay.calls if call[0] == "squeue"]
     assert len(reads) == 1 and f"{held},{running}" in reads[0]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_jobs_followed_while_one_completes_are_read_from_one_squeue(version: str) -> None:
+    """Three incidents following their jobs at once, as one was just requeued (its steps still
+    ending) and one has left Slurm: one squeue names all three (captured so), the job whose state
+    COMPLETING hides is read again by itself as JSON where the version allows, and the one
+    squeue did not print is JobNotFound to its caller alone."""
+    jobs = situations(version)["jobs"]
+    requeued, running = jobs["requeued"], jobs["train2"]
+    followed = tuple(squeue_text.command(TEXT_MARKER, [requeued, running, 999999]))
+    answers = {
+        ("scontrol", "--version"): "scontrol-version.txt",
+        followed: "squeue-text-followed-requeued-completing.txt",
+    }
+    if version != "22.05":
+        answers["scontrol", "show", "job", "--json", str(requeued)] = "scontrol-job-requeued-completing.json"
+    replay = Replay(version, answers)
+    slurm = Slurm(replay)
+    first, second, gone = await asyncio.gather(
+        *(slurm.job(job_id, exclusions=False) for job_id in (requeued, running, 999999)), return_exceptions=True
+    )
+    assert isinstance(first, JobInfo) and isinstance(second, JobInfo) and isinstance(gone, JobNotFound)
+    assert first.completing and first.restart_count == 1
+    assert (second.state, second.nodes) == (JobState.RUNNING, ["node1", "node2"])
+    squeues = [call for call in replay.calls if call[0] == "squeue"]
+    assert len(squeues) == 1 and "--json" not in squeues[0]
+    if version == "22.05":  # its JSON ignores -j: the text stands
+        assert first.state is JobState.COMPLETING and ["scontrol", "show"] not in [c[:2] for c in replay.calls]
+    else:
+        assert first.state is JobState.PENDING and replay.calls[-1][:4] == ["scontrol", "show", "job", "--json"]
+
+
+async def test_on_2411_a_followed_job_is_its_text_and_a_job_with_its_exclusions_the_json() -> None:
+    """A follow reads its job from the text (a few hundred bytes, where the JSON prints 6 KB);
+    an action that needs the job's excluded nodes reads `scontrol show job --json`."""
+    jobs = situations("24.11")["jobs"]
+    held, running = jobs["requeue_held"], jobs["train2"]
+    replay = Replay(
+        "24.11",
+        {
+            ("scontrol", "--version"): "scontrol-version.txt",
+            tuple(squeue_text.command(TEXT_MARKER, held)): f"squeue-text-j{held}.txt",
+            tuple(squeue_text.command(TEXT_MARKER, 999999)): "squeue-text-unknown-job.json",
+            ("scontrol", "show", "job", "--json", str(running)): f"scontrol-job-{running}.json",
+        },
+    )
+    slurm = Slurm(replay)
+    followed = await slurm.job(held, exclusions=False)
+    assert (followed.state_reason, followed.restart_count, followed.excluded_nodes) == ("JobHeldUser", 1, None)
+    assert replay.calls[-1][:2] == ["squeue", "--noheader"]
+    with pytest.raises(JobNotFound):
+        await slurm.job(999999, exclusions=False)
+    acted_on = await slurm.job(running)
+    assert acted_on.excluded_nodes == [] and acted_on.nodes == ["node1", "node2"]
+    assert replay.calls[-1] == ["scontrol", "show", "job", "--json", str(running)]
 
 
 async def test_an_unchanged_record_is_not_read_again(replay: Replay) -> None:
