@@ -7,6 +7,11 @@ slurmctld's RPC queue gone to them; BENCHMARKS.md, "A failure storm"). Here a re
 the next call, which asks for every job wanted until it starts: whatever the number of
 incidents, one call at a time. A call answers only requests made before it started, so no
 answer is older than its question.
+
+Calls start at least MIN_INTERVAL_S apart. Back to back, a cheap call (the text read of 500
+followed jobs takes 0.04-0.1 s) made up to 40 calls a second, each one a controller RPC loading
+every job, to answer follows that read four times a second (BENCHMARKS.md, "The follows'
+reads"); one follow alone reads no later for it, its own pause being as long.
 """
 
 import asyncio
@@ -19,15 +24,21 @@ Job = TypeVar("Job")  # what a read answers (the scheduler's JobInfo)
 
 # Job ids in one call: an argv of a few kilobytes, and an answer no larger than a listing's.
 MAX_BATCH = 500
+# Between two calls' starts: a follow's fastest pace (activities/follow.py, four reads a second).
+MIN_INTERVAL_S = 0.25
 
 
 class BatchedReads(Generic[Job]):
     """`read(job_id)` for many callers, made as `read_many(ids)` calls one after another."""
 
-    def __init__(self, read_many: Callable[[Sequence[int]], Awaitable[dict[int, Job]]]) -> None:
+    def __init__(
+        self, read_many: Callable[[Sequence[int]], Awaitable[dict[int, Job]]], min_interval_s: float = MIN_INTERVAL_S
+    ) -> None:
         self._read_many = read_many
+        self._interval = min_interval_s
         self._waiting: dict[int, list[asyncio.Future[Job]]] = {}
         self._caller: asyncio.Task[None] | None = None
+        self._last_call = float("-inf")  # when the last call started (the loop's clock, monotonic)
 
     async def read(self, job_id: int) -> Job:
         """The job as a controller call made after this request read it; JobNotFound when
@@ -39,7 +50,12 @@ class BatchedReads(Generic[Job]):
         return await answer
 
     async def _call(self) -> None:
+        loop = asyncio.get_running_loop()
         while self._waiting:
+            early = self._last_call + self._interval - loop.time()
+            if early > 0:
+                await asyncio.sleep(early)  # reads asked meanwhile join this call
+            self._last_call = loop.time()
             ids = list(self._waiting)[:MAX_BATCH]
             batch = {job_id: self._waiting.pop(job_id) for job_id in ids}
             try:

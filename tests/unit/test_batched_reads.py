@@ -2,6 +2,7 @@
 (respawn/scheduler/batched.py), and a process's Slurm commands taking turns."""
 
 import asyncio
+import itertools
 from collections.abc import Sequence
 
 import pytest
@@ -90,6 +91,30 @@ async def test_a_call_names_at_most_max_batch_jobs() -> None:
     reads = BatchedReads(slurm.read_many)
     await asyncio.gather(*(reads.read(i) for i in range(MAX_BATCH + 10)))
     assert [len(ids) for ids in slurm.calls] == [MAX_BATCH, 10]
+
+
+async def test_calls_start_no_closer_than_the_interval_and_each_answers_every_follow() -> None:
+    """Three follows reading again as soon as answered: five calls, each naming all three,
+    started at least the interval apart (back to back they would be a controller RPC each
+    as fast as squeue answers)."""
+    slurm = Controller(known={1, 2, 3})
+    slurm.release.set()
+    loop = asyncio.get_running_loop()
+    started: list[float] = []
+
+    async def timed(ids: Sequence[int]) -> dict[int, str]:
+        started.append(loop.time())
+        return await slurm.read_many(ids)
+
+    reads = BatchedReads(timed, min_interval_s=0.05)
+
+    async def follow(job_id: int) -> None:
+        for _ in range(5):
+            await reads.read(job_id)
+
+    await asyncio.gather(*(follow(job_id) for job_id in (1, 2, 3)))
+    assert slurm.calls == [[1, 2, 3]] * 5
+    assert all(later - earlier >= 0.05 - 1e-3 for earlier, later in itertools.pairwise(started))
 
 
 class SlowSlurm:
