@@ -7,6 +7,11 @@ and first read the new jobs: the median of 5 polls of the detector's own CPU (pr
 threads included), its wall time, and squeue's CPU (the detector's child, on the Slurm host);
 the Slurm calls per poll; the detector's RSS. For comparison, what the listing cost before
 (22.05's `squeue --json`, parsed) and a one-job read the old way (that same listing, filtered).
+Then the worker's side of a storm: one read of up to 500 followed jobs' states (the incidents'
+follows, batched into one call: respawn/scheduler/batched.py), and 500 follows at their first
+pace (four reads a second each) for 10 s: the calls they made, and the CPU of the worker's
+process and of squeue, a second. Both also as the reads were made before (`_Before`: on 24.11
+every followed job's JSON, the calls back to back).
 
 It holds the sandbox's lock throughout and hands the sandbox back as it was, also when
 interrupted (benchmarks/sandbox_lease.py).
@@ -29,16 +34,20 @@ from pathlib import Path
 
 import sandbox_lease
 
+from respawn.activities.follow import pause
 from respawn.detection.detector import Detector
 from respawn.sandbox import procs
 from respawn.sandbox.labconfig import lab_config
 from respawn.scheduler import slurm_json
+from respawn.scheduler.batched import MIN_INTERVAL_S, BatchedReads
 from respawn.scheduler.slurm import JobInfo, Slurm, parse_squeue_json
-from respawn.scheduler.transport import CommandResult, LocalTransport
+from respawn.scheduler.transport import CommandResult, LocalTransport, Transport
 from respawn.services import build_services
 
 NAME = "poll-cost"
 CPUS = 64
+FOLLOWED = 500  # a storm's incidents following their jobs: one batched read (batched.MAX_BATCH)
+FOLLOWING_S = 10.0  # the follows' first pace lasts 10 s (activities/follow.py)
 ENROLLED = '{"respawn":{"environment":"demo","mode":"action"}}'
 SUBMITTERS = 6  # sbatch calls at once
 
@@ -49,12 +58,15 @@ class Counting:
     def __init__(self, inner: LocalTransport) -> None:
         self.inner = inner
         self.calls: Counter[str] = Counter()
+        self.printed = 0  # bytes of stdout
 
     async def run(
         self, argv: Sequence[str], timeout: float = 30.0, env: Mapping[str, str] | None = None
     ) -> CommandResult:
         self.calls[" ".join(argv[:1])] += 1
-        return await self.inner.run(argv, timeout, env)
+        result = await self.inner.run(argv, timeout, env)
+        self.printed += len(result.stdout)
+        return result
 
     async def close(self) -> None:
         await self.inner.close()
@@ -82,9 +94,11 @@ def main() -> int:
         help="whose sandbox (default: the host's Slurm)",
     )
     parser.add_argument("--old-way", type=int, metavar="JOB", help=argparse.SUPPRESS)  # the child's part
+    parser.add_argument("--followed", default="", help=argparse.SUPPRESS)  # the child's: job ids
     args = parser.parse_args()
     if args.old_way:
-        print(json.dumps(asyncio.run(_old_way(dict(os.environ), args.old_way, args.runs))))
+        followed = [int(j) for j in args.followed.split(",") if j]
+        print(json.dumps(asyncio.run(_old_way(dict(os.environ), args.old_way, followed, args.runs))))
         return 0
     sizes = [int(s) for s in args.sizes.split(",")]
     with sandbox_lease.leased(CPUS, NAME, args.slurm) as lab:
@@ -129,6 +143,7 @@ async def _measure(lab, sizes: list[int], running: int, runs: int) -> list[dict]
             calls.append(dict(transport.calls))
             await asyncio.sleep(0.5)  # the detector's poll interval
         listed = len(await services.slurm.jobs())
+        followed = (submitted["running"] + submitted["held"])[:FOLLOWED]
         results.append(
             {
                 "listed": listed,
@@ -140,8 +155,10 @@ async def _measure(lab, sizes: list[int], running: int, runs: int) -> list[dict]
                 "rss_mb": round(_rss_mb(), 1),
                 "rss_growth_mb": round(_rss_mb() - baseline, 1),
                 "job_read_s": await _job_read(lab.env(), submitted["running"][0], runs, old=False),
+                **await _followed_read(lab.env(), followed, runs, old=False),
+                **await _following(lab.env(), followed, old=False),
                 # In a process of its own: 22.05's JSON listing parsed would swell this one's RSS.
-                **await _in_child(lab.env(), submitted["running"][0], runs),
+                **await _in_child(lab.env(), submitted["running"][0], followed, runs),
                 "detections": len(detector._client.started),  # type: ignore[attr-defined]
             }
         )
@@ -177,8 +194,9 @@ def _running(lab) -> int:
     return len(result.stdout.split())
 
 
-async def _in_child(env: dict[str, str], job_id: int, runs: int) -> dict:
+async def _in_child(env: dict[str, str], job_id: int, followed: list[int], runs: int) -> dict:
     argv = [sys.executable, __file__, "--old-way", str(job_id), "--runs", str(runs)]
+    argv += ["--followed", ",".join(map(str, followed))]
     proc = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE, env=env)
     out, _ = await proc.communicate()
     if proc.returncode != 0:
@@ -186,10 +204,12 @@ async def _in_child(env: dict[str, str], job_id: int, runs: int) -> dict:
     return json.loads(out)
 
 
-async def _old_way(env: dict[str, str], job_id: int, runs: int) -> dict:
+async def _old_way(env: dict[str, str], job_id: int, followed: list[int], runs: int) -> dict:
     return {
         "json_listing_cpu_s": await _json_listing_cpu(env, runs),
         "job_read_old_s": await _job_read(env, job_id, runs, old=True),
+        **await _followed_read(env, followed, runs, old=True),
+        **await _following(env, followed, old=True),
     }
 
 
@@ -222,6 +242,83 @@ async def _job_read(env: dict[str, str], job_id: int, runs: int, old: bool) -> f
         spent.append(time.perf_counter() - began)
         assert found is not None and found.job_id == job_id
     return round(statistics.median(spent), 4)
+
+
+async def _followed_read(env: dict[str, str], job_ids: list[int], runs: int, old: bool) -> dict:
+    """One read of the followed jobs' states, as the worker makes it for its incidents' follows
+    (`Slurm.job(J, exclusions=False)` each, batched into one call): its CPU in this process and
+    squeue's, its wall time, the bytes Slurm printed; `old`, as it was made before (`_Before`)."""
+    transport = Counting(LocalTransport(env=env))
+    slurm = (_Before if old else Slurm)(transport)
+    await slurm.job(job_ids[0])  # the release, known once per process
+    cpu, wall, child, printed = [], [], [], []
+    for _ in range(runs):
+        await asyncio.sleep(MIN_INTERVAL_S)  # one read's cost, not its wait for the calls' pace
+        transport.printed = 0
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        began, began_cpu = time.perf_counter(), time.process_time()
+        found = await asyncio.gather(*(slurm.job(job_id, exclusions=False) for job_id in job_ids))
+        cpu.append(time.process_time() - began_cpu)
+        wall.append(time.perf_counter() - began)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        child.append((after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime))
+        printed.append(transport.printed)
+        assert sorted(j.job_id for j in found) == sorted(job_ids)
+    way = "followed_old" if old else "followed"
+    return {
+        f"{way}_jobs": len(job_ids),
+        f"{way}_cpu_s": round(statistics.median(cpu), 4),
+        f"{way}_wall_s": round(statistics.median(wall), 4),
+        f"{way}_squeue_cpu_s": round(statistics.median(child), 4),
+        f"{way}_kb": round(statistics.median(printed) / 1024, 1),
+    }
+
+
+class _Before(Slurm):
+    """The follows' reads as made before `7b9f58c`: on 23.02 and later every followed job's JSON,
+    on 22.05 the text (as now); the calls back to back."""
+
+    def __init__(self, transport: Transport) -> None:
+        super().__init__(transport)
+        self._states = BatchedReads(self._read_states, min_interval_s=0.0)
+
+    async def _read_states(self, job_ids: Sequence[int]) -> dict[int, JobInfo]:
+        if await self._json_reads():
+            return await self._json_states(job_ids)
+        return await super()._read_states(job_ids)
+
+
+async def _following(env: dict[str, str], job_ids: list[int], old: bool, seconds: float = FOLLOWING_S) -> dict:
+    """`job_ids` followed as a storm's incidents follow them at first (each a read, then
+    `follow.pause`, again) for `seconds`: Slurm calls, reads answered, the CPU of this process
+    and of squeue, each a second."""
+    transport = Counting(LocalTransport(env=env))
+    slurm = (_Before if old else Slurm)(transport)
+    await slurm.job(job_ids[0])  # the release, known once per process
+    transport.calls.clear()
+    stop = time.monotonic() + seconds
+
+    async def follow(job_id: int) -> int:
+        reads = 0
+        while time.monotonic() < stop:
+            await slurm.job(job_id, exclusions=False)
+            reads += 1
+            await asyncio.sleep(pause(0.0))
+        return reads
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    began, began_cpu = time.perf_counter(), time.process_time()
+    reads = sum(await asyncio.gather(*(follow(job_id) for job_id in job_ids)))
+    cpu, wall = time.process_time() - began_cpu, time.perf_counter() - began
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    child = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    way = "following_old" if old else "following"
+    return {
+        f"{way}_calls_per_s": round(sum(transport.calls.values()) / wall, 1),
+        f"{way}_reads_per_s": round(reads / wall, 1),
+        f"{way}_cpu_per_s": round(cpu / wall, 3),
+        f"{way}_squeue_cpu_per_s": round(child / wall, 3),
+    }
 
 
 def _rss_mb() -> float:

@@ -11,9 +11,9 @@ decided by the deadline, and how many incidents closed failed. The storm's incid
 open at the end are terminated.
 
 It borrows the sandbox as poll_cost.py does (benchmarks/sandbox_lease.py: the lock, the
-size, every job cancelled and purged on the way out).
+size, every job cancelled and purged on the way out), the host's Slurm or the 24.11 lab's.
 
-Usage: .venv/bin/python benchmarks/storm.py [--jobs 500] [--deadline 180]
+Usage: .venv/bin/python benchmarks/storm.py [--jobs 500] [--deadline 180] [--slurm 24.11]
 """
 
 import argparse
@@ -51,8 +51,14 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--jobs", type=int, default=500)
     parser.add_argument("--deadline", type=float, default=180.0, help="seconds after the failure to wait")
+    parser.add_argument(
+        "--slurm",
+        choices=list(sandbox_lease.SANDBOXES),
+        default="host",
+        help="whose sandbox (default: the host's Slurm)",
+    )
     args = parser.parse_args()
-    with sandbox_lease.leased(CPUS, NAME) as lab:
+    with sandbox_lease.leased(CPUS, NAME, args.slurm) as lab:
         # A sandbox left running keeps every earlier run's incidents in the Temporal server's
         # SQLite store, which slows as it fills (BENCHMARKS.md, runs 20-23): said beside the figures.
         held = sum(f.stat().st_size for f in lab.temporal_db.parent.glob(lab.temporal_db.name + "*"))
