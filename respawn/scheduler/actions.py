@@ -5,6 +5,10 @@ not hold yet, so a retry after a crash, or a controller applying the same advice
 again, never acts twice. The incident's activities (respawn/activities/scheduler.py)
 and the reference controller (respawn/advisor/controller.py) both act through
 these; only what they record and how they report errors differ.
+
+Only `exclude` looks at a job's excluded nodes; every other read says `exclusions=False`,
+which makes it one of the many jobs' reads a storm's incidents make at once, read in one
+call (respawn/scheduler/batched.py) instead of a controller call or two each.
 """
 
 import asyncio
@@ -34,7 +38,7 @@ async def hold(slurm: Slurm, job_id: int, attempt: int) -> Outcome:
     """Requeue the attempt in held state, once. Slurm's restart count is the durable
     witness: once it is past the attempt, the requeue happened (by us before a
     crash, or by Slurm itself after a node failure) and must not happen again."""
-    job = await slurm.job(job_id)
+    job = await slurm.job(job_id, exclusions=False)
     if job.restart_count > attempt:
         # Whether the requeue is held is known once it completed (22.05 prints COMPLETING
         # in place of PENDING until then): the caller retries.
@@ -72,7 +76,7 @@ async def exclude(slurm: Slurm, job_id: int, nodes: list[str]) -> Outcome:
 
 async def release(slurm: Slurm, job_id: int) -> Outcome:
     """Release the held job and ask for an immediate start (no requeue back-off)."""
-    job = await slurm.job(job_id)
+    job = await slurm.job(job_id, exclusions=False)
     not_completing(job)
     if job.state != "PENDING":
         return Outcome(False, f"already {job.state}")
@@ -137,9 +141,9 @@ async def settled(slurm: Slurm, job_id: int, within_s: float, every_s: float = 0
     node_bitmap_cg), so a read then would miss the nodes that finished first, and a rank's
     placement would shift onto the wrong node. A node that does not answer keeps the job
     completing until it is called DOWN: then the read as it is, after `within_s`."""
-    job = await slurm.job(job_id)
+    job = await slurm.job(job_id, exclusions=False)
     if job.completing and await until_not_completing(slurm, job_id, within_s, every_s):
-        job = await slurm.job(job_id)
+        job = await slurm.job(job_id, exclusions=False)
     return job
 
 

@@ -28,7 +28,7 @@ class ScriptedSlurm:
         self.nodes_ = {n: NodeInfo(name=n, state="idle") for n in ("node1", "node2", "node3", "node4")}
         self.changes: list[str] = []
 
-    async def job(self, job_id: int) -> JobInfo:
+    async def job(self, job_id: int, exclusions: bool = True) -> JobInfo:
         if job_id not in self.jobs_:
             raise JobNotFound(f"squeue: no job {job_id}")
         return self.jobs_[job_id]

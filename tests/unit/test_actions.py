@@ -14,7 +14,7 @@ class StartedMeanwhile:
     def __init__(self) -> None:
         self.calls: list[str] = []
 
-    async def job(self, job_id: int) -> JobInfo:
+    async def job(self, job_id: int, exclusions: bool = True) -> JobInfo:
         return JobInfo(job_id=job_id, state="PENDING", state_reason="JobHeldUser", restart_count=1)
 
     async def release(self, job_id: int) -> None:
@@ -89,7 +89,7 @@ class RequeuedBySlurm:
     def __init__(self, reason: str) -> None:
         self.reason, self.calls = reason, []
 
-    async def job(self, job_id: int) -> JobInfo:
+    async def job(self, job_id: int, exclusions: bool = True) -> JobInfo:
         return JobInfo(job_id=job_id, state="PENDING", state_reason=self.reason, restart_count=1)
 
     async def hold(self, job_id: int) -> None:
@@ -109,7 +109,7 @@ async def test_a_requeue_still_completing_is_retried_before_it_is_held_or_not():
     slurm = RequeuedBySlurm("None")
     completing = JobInfo(job_id=7, state="COMPLETING", state_reason="None", restart_count=1)
 
-    async def job(job_id: int) -> JobInfo:
+    async def job(job_id: int, exclusions: bool = True) -> JobInfo:
         return completing
 
     slurm.job = job  # type: ignore[method-assign]
@@ -142,3 +142,38 @@ async def test_a_job_still_completing_after_the_wait_is_read_as_it_is() -> None:
     """A dead node keeps it completing until it is called DOWN: the evidence goes on."""
     job = await actions.settled(CompletingOnSomeNodes(completing_reads=1000), 7, within_s=0.05, every_s=0.01)  # type: ignore[arg-type]
     assert job.completing and job.nodes == ["node1", "node3"]
+
+
+class Reads:
+    """A held, requeued job; records whether each read asked for its excluded nodes."""
+
+    def __init__(self) -> None:
+        self.asked: list[bool] = []
+
+    async def job(self, job_id: int, exclusions: bool = True) -> JobInfo:
+        self.asked.append(exclusions)
+        excluded = [] if exclusions else None  # as Slurm.job answers each
+        return JobInfo(
+            job_id=job_id, state="PENDING", state_reason="JobHeldUser", restart_count=1, excluded_nodes=excluded
+        )
+
+    async def set_excluded_nodes(self, job_id: int, nodes: list[str]) -> None:
+        return None
+
+    async def release(self, job_id: int) -> None:
+        return None
+
+    async def start_now(self, job_id: int) -> None:
+        return None
+
+
+async def test_only_exclude_reads_the_jobs_excluded_nodes() -> None:
+    """The other actions' reads say they do not look at them: in a storm each is then one of many
+    jobs' reads in one call (respawn/scheduler/batched.py), not a controller call or two of its own."""
+    slurm = Reads()
+    await actions.hold(slurm, 7, attempt=0)  # type: ignore[arg-type]
+    await actions.settled(slurm, 7, within_s=1.0)  # type: ignore[arg-type]
+    await actions.release(slurm, 7)  # type: ignore[arg-type]
+    assert slurm.asked == [False, False, False]
+    assert (await actions.exclude(slurm, 7, ["node2"])).added == ("node2",)  # type: ignore[arg-type]
+    assert slurm.asked[-1] is True
