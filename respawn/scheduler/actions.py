@@ -6,9 +6,10 @@ again, never acts twice. The incident's activities (respawn/activities/scheduler
 and the reference controller (respawn/advisor/controller.py) both act through
 these; only what they record and how they report errors differ.
 
-Only `exclude` looks at a job's excluded nodes; every other read says `exclusions=False`,
-which makes it one of the many jobs' reads a storm's incidents make at once, read in one
-call (respawn/scheduler/batched.py) instead of a controller call or two each.
+`hold` and `release` do not look at a job's excluded nodes and say so (`exclusions=False`):
+their reads are then among the many a storm's incidents make at once, read in one call
+(respawn/scheduler/batched.py), not a controller call or two each. `exclude` reads them, and
+`settled` keeps them for the evidence (the decision keeps an earlier attempt's exclusions).
 """
 
 import asyncio
@@ -141,9 +142,9 @@ async def settled(slurm: Slurm, job_id: int, within_s: float, every_s: float = 0
     node_bitmap_cg), so a read then would miss the nodes that finished first, and a rank's
     placement would shift onto the wrong node. A node that does not answer keeps the job
     completing until it is called DOWN: then the read as it is, after `within_s`."""
-    job = await slurm.job(job_id, exclusions=False)
+    job = await slurm.job(job_id)  # whole: the evidence carries its exclusions to the decision
     if job.completing and await until_not_completing(slurm, job_id, within_s, every_s):
-        job = await slurm.job(job_id, exclusions=False)
+        job = await slurm.job(job_id)
     return job
 
 

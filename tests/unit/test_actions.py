@@ -167,13 +167,14 @@ class Reads:
         return None
 
 
-async def test_only_exclude_reads_the_jobs_excluded_nodes() -> None:
-    """The other actions' reads say they do not look at them: in a storm each is then one of many
-    jobs' reads in one call (respawn/scheduler/batched.py), not a controller call or two of its own."""
+async def test_hold_and_release_read_without_exclusions_and_exclude_and_the_evidence_with_them() -> None:
+    """Hold and release say they do not look at the job's excluded nodes: in a storm their reads
+    are then among many jobs' in one call (respawn/scheduler/batched.py). Exclude reads them, and
+    the settled read keeps them for the evidence, so the decision keeps an earlier exclusion."""
     slurm = Reads()
     await actions.hold(slurm, 7, attempt=0)  # type: ignore[arg-type]
-    await actions.settled(slurm, 7, within_s=1.0)  # type: ignore[arg-type]
     await actions.release(slurm, 7)  # type: ignore[arg-type]
-    assert slurm.asked == [False, False, False]
+    assert slurm.asked == [False, False]
+    assert (await actions.settled(slurm, 7, within_s=1.0)).excluded_nodes == []  # type: ignore[arg-type]
     assert (await actions.exclude(slurm, 7, ["node2"])).added == ("node2",)  # type: ignore[arg-type]
-    assert slurm.asked[-1] is True
+    assert slurm.asked == [False, False, True, True]
