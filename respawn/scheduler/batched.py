@@ -8,10 +8,12 @@ the next call, which asks for every job wanted until it starts: whatever the num
 incidents, one call at a time. A call answers only requests made before it started, so no
 answer is older than its question.
 
-Calls start at least MIN_INTERVAL_S apart. Back to back, a cheap call (the text read of 500
-followed jobs takes 0.04-0.1 s) made up to 40 calls a second, each one a controller RPC loading
-every job, to answer follows that read four times a second (BENCHMARKS.md, "The follows'
-reads"); one follow alone reads no later for it, its own pause being as long.
+A call that follows another at once (reads were asked while that one ran) starts at least
+MIN_INTERVAL_S after it. Back to back, a cheap call (the text read of 500 followed jobs takes
+0.04-0.1 s) made up to 40 calls a second, each one a controller RPC loading every job, to answer
+follows that read four times a second (BENCHMARKS.md, "The follows' reads"). A read asked
+while no call runs is made at once: an action's read on a quiet cluster waits for nothing, and
+one follow alone reads no later, its own pause being as long.
 """
 
 import asyncio
@@ -24,7 +26,7 @@ Job = TypeVar("Job")  # what a read answers (the scheduler's JobInfo)
 
 # Job ids in one call: an argv of a few kilobytes, and an answer no larger than a listing's.
 MAX_BATCH = 500
-# Between two calls' starts: a follow's fastest pace (activities/follow.py, four reads a second).
+# Between the starts of two calls one after the other: a follow's fastest pace (activities/follow.py).
 MIN_INTERVAL_S = 0.25
 
 
@@ -38,7 +40,6 @@ class BatchedReads(Generic[Job]):
         self._interval = min_interval_s
         self._waiting: dict[int, list[asyncio.Future[Job]]] = {}
         self._caller: asyncio.Task[None] | None = None
-        self._last_call = float("-inf")  # when the last call started (the loop's clock, monotonic)
 
     async def read(self, job_id: int) -> Job:
         """The job as a controller call made after this request read it; JobNotFound when
@@ -51,11 +52,11 @@ class BatchedReads(Generic[Job]):
 
     async def _call(self) -> None:
         loop = asyncio.get_running_loop()
+        last: float | None = None  # when this task's previous call started
         while self._waiting:
-            early = self._last_call + self._interval - loop.time()
-            if early > 0:
+            if last is not None and (early := last + self._interval - loop.time()) > 0:
                 await asyncio.sleep(early)  # reads asked meanwhile join this call
-            self._last_call = loop.time()
+            last = loop.time()
             ids = list(self._waiting)[:MAX_BATCH]
             batch = {job_id: self._waiting.pop(job_id) for job_id in ids}
             try:

@@ -2,7 +2,6 @@
 (respawn/scheduler/batched.py), and a process's Slurm commands taking turns."""
 
 import asyncio
-import itertools
 from collections.abc import Sequence
 
 import pytest
@@ -93,28 +92,26 @@ async def test_a_call_names_at_most_max_batch_jobs() -> None:
     assert [len(ids) for ids in slurm.calls] == [MAX_BATCH, 10]
 
 
-async def test_calls_start_no_closer_than_the_interval_and_each_answers_every_follow() -> None:
-    """Three follows reading again as soon as answered: five calls, each naming all three,
-    started at least the interval apart (back to back they would be a controller RPC each
-    as fast as squeue answers)."""
-    slurm = Controller(known={1, 2, 3})
-    slurm.release.set()
+async def test_a_call_asked_for_while_one_ran_waits_the_interval_and_a_lone_read_does_not() -> None:
+    """Reads asked while a call runs (a storm's follows) make the next call, the interval after
+    that one started: back to back, a cheap call would be a controller RPC each as fast as squeue
+    answers. A read asked while none runs (an action on a quiet cluster) is made at once."""
     loop = asyncio.get_running_loop()
-    started: list[float] = []
+    calls: list[tuple[float, list[int]]] = []
 
-    async def timed(ids: Sequence[int]) -> dict[int, str]:
-        started.append(loop.time())
-        return await slurm.read_many(ids)
+    async def read_many(ids: Sequence[int]) -> dict[int, int]:
+        calls.append((loop.time(), list(ids)))
+        await asyncio.sleep(0.01)  # the call takes a while
+        return {job_id: job_id for job_id in ids}
 
-    reads = BatchedReads(timed, min_interval_s=0.05)
-
-    async def follow(job_id: int) -> None:
-        for _ in range(5):
-            await reads.read(job_id)
-
-    await asyncio.gather(*(follow(job_id) for job_id in (1, 2, 3)))
-    assert slurm.calls == [[1, 2, 3]] * 5
-    assert all(later - earlier >= 0.05 - 1e-3 for earlier, later in itertools.pairwise(started))
+    reads = BatchedReads(read_many, min_interval_s=0.2)
+    first = asyncio.ensure_future(reads.read(1))
+    await asyncio.sleep(0)  # its call has started
+    assert await asyncio.gather(reads.read(2), reads.read(3), first) == [2, 3, 1]
+    assert await reads.read(1) == 1  # after both calls answered: none runs
+    assert [ids for _, ids in calls] == [[1], [2, 3], [1]]
+    (one, _), (two, _), (three, _) = calls
+    assert two - one >= 0.2 - 1e-3 and three - two < 0.2
 
 
 class SlowSlurm:
