@@ -9,15 +9,15 @@ format version in `meta`, which picks the reader (respawn/scheduler/slurm_json/)
 22.05's openapi v0.0.38 or 23.11-24.11's data parser v0.0.40-42; any other
 version is an error naming it.
 
-The listing each poll and the follows' reads of many jobs are squeue's text on
-every version: the JSON prints 3-6 KB for every job. Versions differ in what the
-commands do: 22.05's `squeue --json` ignores filters (-j, -t, ...) and its
-scontrol has no `--json`, so there one job with its exclusions is read from the
-text too, with `-j`; 24.11 omits finished jobs unless asked (`-t all`), and one
-job with its exclusions is read with `scontrol show job --json J`. The adapter
-learns which from the first JSON output it reads, or from `scontrol --version`
-(local, no controller call) before that. Either way one job's read reads that
-job, never the whole cluster.
+Jobs are read from squeue's text on every version, the listing each poll and
+one job's read alike: the JSON prints 3-27 KB for every job. Versions differ in
+what the commands do: 22.05's `squeue --json` ignores filters (-j, -t, ...) and
+its scontrol has no `--json`, so there a job whose state the text hides stays as
+the text says; 23.02 and later read those few again as JSON (`scontrol show job
+--json J`, `squeue --json --jobs`), and 24.11 omits finished jobs unless asked
+(`-t all`). The adapter learns which from the first JSON output it reads, or
+from `scontrol --version` (local, no controller call) before that. Either way
+one job's read reads that job, never the whole cluster.
 
 Methods do one operation and raise typed errors; reading state first to make a
 change idempotent is the caller's business.
@@ -38,7 +38,6 @@ from respawn.scheduler.batched import BatchedReads
 from respawn.scheduler.errors import (
     InvalidJobId,
     InvalidNodeName,
-    JobNotFound,
     SchedulerUnavailable,
     SlurmCommandError,
     error_from,
@@ -234,28 +233,17 @@ class Slurm:
         return "squeue --json", await self._json(["squeue", "--json", "--states=all"], "squeue --json", "jobs")
 
     async def job(self, job_id: int, exclusions: bool = True) -> JobInfo:
-        """One job, finished ones included, read by itself: one controller call, whatever the
-        number of jobs. On 22.05 its excluded nodes take a second one; a caller that does not
-        look at them (following a job's state, many times a second) says `exclusions=False`,
-        and then they are None there, and the read is one of many jobs' in one call
-        (respawn/scheduler/batched.py)."""
+        """One job, finished ones included, read by itself, never through a listing: squeue's
+        text naming it, among the other jobs asked for at the same moment in one call
+        (respawn/scheduler/batched.py: a storm's follows, holds and releases), and beside it
+        its excluded nodes (`--format=%x`: node names, no job-owner text; squeue's `-O` has no
+        such field on 22.05). A caller that does not look at them says `exclusions=False`, and
+        then they are None."""
         wanted = int(_job_id(job_id))
         if not exclusions:
             return await self._states.read(wanted)
-        if await self._json_reads():
-            found = list((await self._json_states([wanted])).values())  # its exclusions come with it
-        else:
-            marker = squeue_text.new_marker()
-            listed, excluded = await asyncio.gather(
-                self._run(squeue_text.command(marker, wanted), env=squeue_text.ENV),
-                self._run(squeue_text.excluded_command(wanted)),
-            )
-            nodes = squeue_text.parse_excluded(excluded.stdout)
-            found = _text_jobs(listed.stdout, marker, excluded_nodes=nodes)
-        for job in found:
-            if job.job_id == wanted:
-                return job
-        raise JobNotFound(f"squeue: no job {wanted}")
+        job, excluded = await asyncio.gather(self._states.read(wanted), self._run(squeue_text.excluded_command(wanted)))
+        return job.model_copy(update={"excluded_nodes": squeue_text.parse_excluded(excluded.stdout)})
 
     async def _read_states(self, job_ids: Sequence[int]) -> dict[int, JobInfo]:
         """The jobs named that the controller knows, finished ones included, by id, without their

@@ -234,30 +234,34 @@ async def test_adapter_on_2205_reads_nodes_as_json() -> None:
 
 
 async def test_adapter_on_2411_asks_for_what_it_needs() -> None:
-    failed = situations("24.11")["jobs"]["node_fail"]
+    jobs = situations("24.11")["jobs"]
+    failed, held = jobs["node_fail"], jobs["requeue_held"]
     transport = Replay(
         "24.11",
         {
             ("scontrol", "--version"): "scontrol-version.txt",
             tuple(squeue_text.command(TEXT_MARKER)): "squeue-text-node-down.txt",
-            ("scontrol", "show", "job", "--json", str(failed)): f"scontrol-job-{failed}.json",
-            ("scontrol", "show", "job", "--json", "999999"): "scontrol-job-unknown.json",
+            tuple(squeue_text.command(TEXT_MARKER, held)): f"squeue-text-j{held}.txt",
+            tuple(squeue_text.excluded_command(held)): f"squeue-text-j{held}-excluded.txt",
+            tuple(squeue_text.command(TEXT_MARKER, 999999)): "squeue-text-unknown-job.json",
+            tuple(squeue_text.excluded_command(999999)): "squeue-text-unknown-job.json",  # the same refusal
             ("sinfo", "--json"): "sinfo-node-down.json",
             ("scontrol", "show", "node", "--json"): "scontrol-node-down.json",
         },
     )
     slurm = Slurm(transport)
     # A finished job is listed (squeue -t all), from its text alone: no job there had a flag over
-    # its state. One job is one scontrol call, once the release is known (asked once).
+    # its state. One job is its text and its exclusions beside it (the release is asked only
+    # once a job's state is hidden, to read it again as JSON).
     assert failed in {j.job_id for j in await slurm.jobs()}
     assert [call[0] for call in transport.calls] == ["squeue"]
-    assert (await slurm.job(failed)).state == "NODE_FAIL"
-    assert [call[:2] for call in transport.calls[1:]] == [["scontrol", "--version"], ["scontrol", "show"]]
-    assert slurm.format == "v0.0.42"
-    assert transport.calls[-1] == ["scontrol", "show", "job", "--json", str(failed)]
+    read = await slurm.job(held)
+    assert (read.state, read.state_reason, read.excluded_nodes) == ("PENDING", "JobHeldUser", ["node2"])
+    assert sorted(call[-1][:9] for call in transport.calls[1:]) == ["--Format=", "--format="]
     with pytest.raises(JobNotFound):
         await slurm.job(999999)
     node3 = await slurm.node("node3")
+    assert slurm.format == "v0.0.42"  # from sinfo's JSON, the first JSON read
     assert (node3.state, node3.flags) == ("down", ["NOT_RESPONDING"])
     assert transport.calls[-1] == ["scontrol", "show", "node", "--json"]
     drained = await slurm.node("node1")

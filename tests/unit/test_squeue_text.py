@@ -112,6 +112,7 @@ def replay() -> Replay:
         ("scontrol", "--version"): "scontrol-version.txt",
         tuple(squeue_text.command(TEXT_MARKER)): "squeue-text.txt",
         tuple(squeue_text.command(TEXT_MARKER, 999999)): "squeue-text-unknown-job.json",
+        tuple(squeue_text.excluded_command(999999)): "squeue-text-unknown-job.json",  # the same refusal
     }
     for job_id in (held, running):
         answers[tuple(squeue_text.command(TEXT_MARKER, job_id))] = f"squeue-text-j{job_id}.txt"
@@ -130,9 +131,8 @@ async def test_one_job_is_read_by_itself(replay: Replay) -> None:
     calls = len(replay.calls)
     followed = await slurm.job(SITUATIONS["train2"], exclusions=False)
     assert followed.excluded_nodes is None and len(replay.calls) == calls + 1  # one call: the record alone
-    # The release once (no controller call), then only the jobs asked about: never a listing.
-    assert replay.calls[0] == ["scontrol", "--version"] and replay.calls.count(["scontrol", "--version"]) == 1
-    assert all("--jobs" in call for call in replay.calls[1:])
+    # Only the jobs asked about, never a listing (nor the release: no state here was hidden).
+    assert all("--jobs" in call for call in replay.calls)
 
 
 async def test_jobs_followed_at_once_are_read_in_one_call(replay: Replay) -> None:
@@ -182,18 +182,18 @@ async def test_jobs_followed_while_one_completes_are_read_from_one_squeue(versio
         assert first.state is JobState.PENDING and replay.calls[-1][:4] == ["scontrol", "show", "job", "--json"]
 
 
-async def test_on_2411_a_followed_job_is_its_text_and_a_job_with_its_exclusions_the_json() -> None:
-    """A follow reads its job from the text (a few hundred bytes, where the JSON prints 6 KB);
-    an action that needs the job's excluded nodes reads `scontrol show job --json`."""
+async def test_on_2411_one_job_is_its_text_and_its_exclusions_beside_it() -> None:
+    """As on 22.05: a follow reads its job from the text (a few hundred bytes, where the JSON
+    prints 6-27 KB); an action that needs the job's excluded nodes reads them beside it."""
     jobs = situations("24.11")["jobs"]
     held, running = jobs["requeue_held"], jobs["train2"]
     replay = Replay(
         "24.11",
         {
-            ("scontrol", "--version"): "scontrol-version.txt",
             tuple(squeue_text.command(TEXT_MARKER, held)): f"squeue-text-j{held}.txt",
+            tuple(squeue_text.command(TEXT_MARKER, running)): f"squeue-text-j{running}.txt",
+            tuple(squeue_text.excluded_command(running)): f"squeue-text-j{running}-excluded.txt",
             tuple(squeue_text.command(TEXT_MARKER, 999999)): "squeue-text-unknown-job.json",
-            ("scontrol", "show", "job", "--json", str(running)): f"scontrol-job-{running}.json",
         },
     )
     slurm = Slurm(replay)
@@ -204,7 +204,7 @@ async def test_on_2411_a_followed_job_is_its_text_and_a_job_with_its_exclusions_
         await slurm.job(999999, exclusions=False)
     acted_on = await slurm.job(running)
     assert acted_on.excluded_nodes == [] and acted_on.nodes == ["node1", "node2"]
-    assert replay.calls[-1] == ["scontrol", "show", "job", "--json", str(running)]
+    assert all(call[0] == "squeue" and "--json" not in call for call in replay.calls)
 
 
 async def test_an_unchanged_record_is_not_read_again(replay: Replay) -> None:
