@@ -202,7 +202,7 @@ def capture(lab: Lab, out: Path, version: str) -> dict:
             c.save(f"scontrol-node-{parser}.json", "scontrol", "show", "node", f"--json={parser}")
     c.save_result("squeue-unknown-job.json", "squeue", "--json", "-j", "999999")
     c.save_text("squeue-text.txt")
-    # One job followed (both versions), or read with its exclusions (22.05; 24.11: scontrol's JSON).
+    # One job read by itself, and its exclusions beside it (%x), as the adapter reads it on both versions.
     c.save_text(f"squeue-text-j{rqhold}.txt", rqhold)
     c.save_text(f"squeue-text-j{running}.txt", running)
     c.save_result("squeue-text-unknown-job.json", *squeue_text_command(999999))

@@ -193,7 +193,7 @@ class Slurm:
         # The last text listing's jobs, by job id: the record as printed, and what it read as.
         # A record printed alike again is not read again.
         self._listed: dict[str, tuple[str, JobInfo]] = {}
-        # Jobs' states wanted at once (incidents following their jobs), read in one call.
+        # Jobs' states wanted at once (a storm's incidents following, holding, releasing), read in one call.
         self._states: BatchedReads[JobInfo] = BatchedReads(self._read_states)
 
     async def jobs(self) -> list[JobInfo]:
@@ -249,8 +249,8 @@ class Slurm:
         """The jobs named that the controller knows, finished ones included, by id, without their
         excluded nodes: squeue's text naming them, as the listing reads (one job is asked for
         alone; several, squeue prints those it knows), and where the version allows, the few
-        whose state a flag hides read again as JSON. A storm's 500 followed jobs are some 150 KB
-        a read, not the 2.8 MB their JSON would print (24.11: 5.6 KB a job)."""
+        whose state a flag hides read again as JSON. A storm's 500 followed jobs are some 450 KB
+        a read, where 24.11's JSON printed 7.5 MB of them (BENCHMARKS.md, "The follows' reads")."""
         marker = squeue_text.new_marker()
         listed = await self._run(squeue_text.command(marker, job_ids), env=squeue_text.ENV)
         jobs = _text_jobs(listed.stdout, marker)
@@ -384,11 +384,10 @@ class Slurm:
         return result
 
 
-def _text_jobs(text: str, marker: str, excluded_nodes: list[str] | None = None) -> list[JobInfo]:
-    """The jobs of a text read; their excluded nodes as read apart (22.05), else unknown."""
+def _text_jobs(text: str, marker: str) -> list[JobInfo]:
+    """The jobs of a text read, their excluded nodes unknown (the text's `-O` has no such field)."""
     return [
-        JobInfo(**squeue_text.job_fields(record), excluded_nodes=excluded_nodes)
-        for record in squeue_text.records(text, marker)
+        JobInfo(**squeue_text.job_fields(record), excluded_nodes=None) for record in squeue_text.records(text, marker)
     ]
 
 

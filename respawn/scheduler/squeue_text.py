@@ -1,4 +1,4 @@
-"""Jobs from squeue's text output, read strictly: every version's listing, 22.05's one-job reads.
+"""Jobs from squeue's text output, read strictly: every version's listing and one-job reads.
 
 `squeue --json` prints 3 KB per job on 22.05 and 6 KB on 24.11, every field Slurm has; 22.05's
 also ignores every filter, so reading one job through it reads the whole cluster. The text

@@ -2,7 +2,7 @@
 24.11.5 made by respawn/sandbox/capture.py (squeue-text*.txt, with the capture's fixed marker):
 they read as the JSON captured beside them does, job-owner text cannot pass for structure, the
 adapter lists every job from the text (on 24.11 reading again as JSON the few whose state a flag
-hides) and on 22.05 reads one job by itself, never the whole cluster."""
+hides) and reads one job by itself, never the whole cluster."""
 
 import asyncio
 import json
