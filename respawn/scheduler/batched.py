@@ -1,4 +1,5 @@
-"""Many jobs' states asked for at once, read in one controller call.
+"""Reads many callers ask for at once, made as one controller call: jobs' states by id, and
+the cluster's nodes and partitions (one key each).
 
 In a storm every incident follows its job (`await_next_attempt`, four reads a second) and
 checks it before acting: one `squeue` process and one controller RPC per incident and read
@@ -14,15 +15,19 @@ MIN_INTERVAL_S after it. Back to back, a cheap call (the text read of 500 follow
 follows that read four times a second (BENCHMARKS.md, "The follows' reads"). A read asked
 while no call runs is made at once: an action's read on a quiet cluster waits for nothing, and
 one follow alone reads no later, its own pause being as long.
+
+Each incident's evidence also reads the cluster's nodes and partitions whole: 500 incidents,
+1,000 more processes and RPCs, now as many calls as the pace allows.
 """
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import Generic, TypeVar
 
 from respawn.scheduler.errors import JobNotFound
 
-Job = TypeVar("Job")  # what a read answers (the scheduler's JobInfo)
+Key = TypeVar("Key", bound=Hashable)  # what a read asks for (a job id)
+Value = TypeVar("Value")  # what it answers (the scheduler's JobInfo)
 
 # Job ids in one call: an argv of a few kilobytes, and an answer no larger than a listing's.
 MAX_BATCH = 500
@@ -30,22 +35,24 @@ MAX_BATCH = 500
 MIN_INTERVAL_S = 0.25
 
 
-class BatchedReads(Generic[Job]):
-    """`read(job_id)` for many callers, made as `read_many(ids)` calls one after another."""
+class BatchedReads(Generic[Key, Value]):
+    """`read(key)` for many callers, made as `read_many(keys)` calls one after another."""
 
     def __init__(
-        self, read_many: Callable[[Sequence[int]], Awaitable[dict[int, Job]]], min_interval_s: float = MIN_INTERVAL_S
+        self,
+        read_many: Callable[[Sequence[Key]], Awaitable[dict[Key, Value]]],
+        min_interval_s: float = MIN_INTERVAL_S,
     ) -> None:
         self._read_many = read_many
         self._interval = min_interval_s
-        self._waiting: dict[int, list[asyncio.Future[Job]]] = {}
+        self._waiting: dict[Key, list[asyncio.Future[Value]]] = {}
         self._caller: asyncio.Task[None] | None = None
 
-    async def read(self, job_id: int) -> Job:
-        """The job as a controller call made after this request read it; JobNotFound when
-        that call did not list it, the call's own error when it failed."""
-        answer: asyncio.Future[Job] = asyncio.get_running_loop().create_future()
-        self._waiting.setdefault(job_id, []).append(answer)
+    async def read(self, key: Key) -> Value:
+        """What a controller call made after this request read for `key`; JobNotFound when
+        that call did not answer it (a job it did not list), the call's own error when it failed."""
+        answer: asyncio.Future[Value] = asyncio.get_running_loop().create_future()
+        self._waiting.setdefault(key, []).append(answer)
         if self._caller is None or self._caller.done() or self._caller.get_loop() is not answer.get_loop():
             self._caller = asyncio.create_task(self._call())
         return await answer
@@ -57,20 +64,20 @@ class BatchedReads(Generic[Job]):
             if last is not None and (early := last + self._interval - loop.time()) > 0:
                 await asyncio.sleep(early)  # reads asked meanwhile join this call
             last = loop.time()
-            ids = list(self._waiting)[:MAX_BATCH]
-            batch = {job_id: self._waiting.pop(job_id) for job_id in ids}
+            keys = list(self._waiting)[:MAX_BATCH]
+            batch = {key: self._waiting.pop(key) for key in keys}
             try:
-                found = await self._read_many(ids)
+                found = await self._read_many(keys)
             except Exception as exc:  # every request of this call gets the call's error
                 for answers in batch.values():
                     _settle(answers, exc)
                 continue
-            for job_id, answers in batch.items():
-                job = found.get(job_id)
-                _settle(answers, JobNotFound(f"squeue: no job {job_id}") if job is None else job)
+            for key, answers in batch.items():
+                value = found.get(key)
+                _settle(answers, JobNotFound(f"squeue: no job {key}") if value is None else value)
 
 
-def _settle(answers: list[asyncio.Future[Job]], outcome: Job | Exception) -> None:
+def _settle(answers: list[asyncio.Future[Value]], outcome: Value | Exception) -> None:
     for answer in answers:
         if answer.done() or answer.get_loop().is_closed():  # its caller was cancelled, or gave up
             continue

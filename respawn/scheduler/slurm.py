@@ -50,6 +50,7 @@ _JSON_READS_FROM = (23, 2)  # scontrol --json, and squeue --json that honours -j
 # What squeue's text prints for a job whose base state a flag hides (states.py).
 _VEILED = frozenset({JobState.COMPLETING, JobState.UNKNOWN})
 MAX_REASON = 200
+_CLUSTER = "cluster"  # the one key of the reads of the whole cluster's nodes and partitions
 _CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]+")
 
 
@@ -193,8 +194,11 @@ class Slurm:
         # The last text listing's jobs, by job id: the record as printed, and what it read as.
         # A record printed alike again is not read again.
         self._listed: dict[str, tuple[str, JobInfo]] = {}
-        # Jobs' states wanted at once (a storm's incidents following, holding, releasing), read in one call.
-        self._states: BatchedReads[JobInfo] = BatchedReads(self._read_states)
+        # Jobs' states wanted at once (a storm's incidents following, holding, releasing), read in one
+        # call; likewise the nodes and partitions every incident's evidence reads whole.
+        self._states: BatchedReads[int, JobInfo] = BatchedReads(self._read_states)
+        self._nodes: BatchedReads[str, list[NodeInfo]] = BatchedReads(self._read_nodes)
+        self._partitions: BatchedReads[str, dict[str, dict[str, str]]] = BatchedReads(self._read_partitions)
 
     async def jobs(self) -> list[JobInfo]:
         """Every job the controller knows, including those that ended in the last MinJobAge seconds
@@ -307,9 +311,14 @@ class Slurm:
 
     async def nodes(self) -> list[NodeInfo]:
         """Every node with its own state, flags and reason (24.11's `sinfo --json` groups nodes,
-        merging reasons, so there it is `scontrol show node --json`)."""
+        merging reasons, so there it is `scontrol show node --json`), read by a call made after
+        this request, with any others asked for at the same moment (batched.py). Read-only:
+        those callers share the list."""
+        return await self._nodes.read(_CLUSTER)
+
+    async def _read_nodes(self, _: Sequence[str]) -> dict[str, list[NodeInfo]]:
         what, data = await self.nodes_output()
-        return [NodeInfo(**fields) for fields in slurm_json.nodes(data, what)]
+        return {_CLUSTER: [NodeInfo(**fields) for fields in slurm_json.nodes(data, what)]}
 
     async def nodes_output(self) -> tuple[str, dict[str, Any]]:
         """The output `nodes()` reads, as printed (a version a reader knows), and what printed it."""
@@ -332,8 +341,12 @@ class Slurm:
         return parse_config((await self._run(["scontrol", "show", "config"])).stdout)
 
     async def partitions(self) -> dict[str, dict[str, str]]:
-        """Each partition's settings (`scontrol show partition -o`), name -> key -> value as printed."""
-        return parse_partitions((await self._run(["scontrol", "show", "partition", "-o"])).stdout)
+        """Each partition's settings (`scontrol show partition -o`), name -> key -> value as printed,
+        read as `nodes` is (read-only: shared)."""
+        return await self._partitions.read(_CLUSTER)
+
+    async def _read_partitions(self, _: Sequence[str]) -> dict[str, dict[str, dict[str, str]]]:
+        return {_CLUSTER: parse_partitions((await self._run(["scontrol", "show", "partition", "-o"])).stdout)}
 
     async def drain(self, node: str, reason: str) -> None:
         """Keep new jobs off `node`; a job running there carries on."""

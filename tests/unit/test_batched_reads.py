@@ -1,5 +1,6 @@
-"""A storm's reads and commands: many jobs' states wanted at once read in one call
-(respawn/scheduler/batched.py), and a process's Slurm commands taking turns."""
+"""A storm's reads and commands: many jobs' states wanted at once read in one call, and the
+cluster's nodes and partitions likewise (respawn/scheduler/batched.py), and a process's Slurm
+commands taking turns."""
 
 import asyncio
 from collections.abc import Sequence
@@ -10,6 +11,7 @@ from respawn.scheduler.batched import MAX_BATCH, BatchedReads
 from respawn.scheduler.errors import JobNotFound, SchedulerUnavailable
 from respawn.scheduler.slurm import Slurm
 from respawn.scheduler.transport import CommandResult
+from tests.unit._slurm_replay import folder
 
 
 class Controller:
@@ -112,6 +114,36 @@ async def test_a_call_asked_for_while_one_ran_waits_the_interval_and_a_lone_read
     assert [ids for _, ids in calls] == [[1], [2, 3], [1]]
     (one, _), (two, _), (three, _) = calls
     assert two - one >= 0.2 - 1e-3 and three - two < 0.2
+
+
+class Cluster:
+    """A transport answering sinfo with a real 22.05 capture and scontrol with one partition;
+    each command takes a while, and every command is recorded."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    async def run(self, argv: Sequence[str], timeout: float = 30.0, env: object = None) -> CommandResult:
+        self.calls.append(argv[0])
+        await asyncio.sleep(0.01)
+        if argv[0] == "sinfo":
+            return CommandResult(0, (folder("22.05") / "sinfo.json").read_text(), "")
+        return CommandResult(0, "PartitionName=debug Nodes=node[1-4] State=UP\n", "")
+
+    async def close(self) -> None:
+        return None
+
+
+async def test_the_nodes_and_partitions_many_evidences_ask_for_at_once_are_read_once() -> None:
+    """A storm's incidents gather their evidence together, each reading the cluster's nodes and
+    partitions: one sinfo and one scontrol answer them all."""
+    transport = Cluster()
+    slurm = Slurm(transport)  # type: ignore[arg-type]
+    read = await asyncio.gather(*(slurm.nodes() for _ in range(5)), *(slurm.partitions() for _ in range(5)))
+    assert sorted(transport.calls) == ["scontrol", "sinfo"]
+    assert all(len(nodes) == 4 for nodes in read[:5]) and all(p["debug"]["State"] == "UP" for p in read[5:])
+    await slurm.nodes()  # asked once those calls answered: a call of its own
+    assert transport.calls.count("sinfo") == 2
 
 
 class SlowSlurm:
