@@ -133,13 +133,12 @@ async def _measure(lab, sizes: list[int], running: int, runs: int) -> list[dict]
         cpu, wall, child, calls = [], [], [], []
         for _ in range(runs):
             transport.calls.clear()
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            before = _children_cpu()
             began, began_cpu = time.perf_counter(), time.process_time()
             await detector.poll_once()
             cpu.append(time.process_time() - began_cpu)
             wall.append(time.perf_counter() - began)
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            child.append((after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime))
+            child.append(_children_cpu() - before)
             calls.append(dict(transport.calls))
             await asyncio.sleep(0.5)  # the detector's poll interval
         listed = len(await services.slurm.jobs())
@@ -248,20 +247,17 @@ async def _followed_read(env: dict[str, str], job_ids: list[int], runs: int, old
     """One read of the followed jobs' states, as the worker makes it for its incidents' follows
     (`Slurm.job(J, exclusions=False)` each, batched into one call): its CPU in this process and
     squeue's, its wall time, the bytes Slurm printed; `old`, as it was made before (`_Before`)."""
-    transport = Counting(LocalTransport(env=env))
-    slurm = (_Before if old else Slurm)(transport)
-    await slurm.job(job_ids[0])  # the release, known once per process
+    slurm, transport = await _reader(env, job_ids[0], old)
     cpu, wall, child, printed = [], [], [], []
     for _ in range(runs):
         await asyncio.sleep(MIN_INTERVAL_S)  # one read's cost, not its wait for the calls' pace
         transport.printed = 0
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        before = _children_cpu()
         began, began_cpu = time.perf_counter(), time.process_time()
         found = await asyncio.gather(*(slurm.job(job_id, exclusions=False) for job_id in job_ids))
         cpu.append(time.process_time() - began_cpu)
         wall.append(time.perf_counter() - began)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        child.append((after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime))
+        child.append(_children_cpu() - before)
         printed.append(transport.printed)
         assert sorted(j.job_id for j in found) == sorted(job_ids)
     way = "followed_old" if old else "followed"
@@ -292,9 +288,7 @@ async def _following(env: dict[str, str], job_ids: list[int], old: bool, seconds
     """`job_ids` followed as a storm's incidents follow them at first (each a read, then
     `follow.pause`, again) for `seconds`: Slurm calls, reads answered, the CPU of this process
     and of squeue, each a second."""
-    transport = Counting(LocalTransport(env=env))
-    slurm = (_Before if old else Slurm)(transport)
-    await slurm.job(job_ids[0])  # the release, known once per process
+    slurm, transport = await _reader(env, job_ids[0], old)
     transport.calls.clear()
     stop = time.monotonic() + seconds
 
@@ -306,12 +300,11 @@ async def _following(env: dict[str, str], job_ids: list[int], old: bool, seconds
             await asyncio.sleep(pause(0.0))
         return reads
 
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = _children_cpu()
     began, began_cpu = time.perf_counter(), time.process_time()
     reads = sum(await asyncio.gather(*(follow(job_id) for job_id in job_ids)))
     cpu, wall = time.process_time() - began_cpu, time.perf_counter() - began
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    child = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    child = _children_cpu() - before
     way = "following_old" if old else "following"
     return {
         f"{way}_calls_per_s": round(sum(transport.calls.values()) / wall, 1),
@@ -319,6 +312,21 @@ async def _following(env: dict[str, str], job_ids: list[int], old: bool, seconds
         f"{way}_cpu_per_s": round(cpu / wall, 3),
         f"{way}_squeue_cpu_per_s": round(child / wall, 3),
     }
+
+
+async def _reader(env: dict[str, str], first: int, old: bool) -> tuple[Slurm, Counting]:
+    """A Slurm adapter reading as now, or as before (`_Before`), over a counting transport, its
+    release known (asked once per process) by a read of `first`."""
+    transport = Counting(LocalTransport(env=env))
+    slurm = (_Before if old else Slurm)(transport)
+    await slurm.job(first)
+    return slurm, transport
+
+
+def _children_cpu() -> float:
+    """CPU seconds of this process's ended children (squeue), user and system."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def _rss_mb() -> float:

@@ -26,8 +26,8 @@ from typing import Generic, TypeVar
 
 from respawn.scheduler.errors import JobNotFound
 
-Key = TypeVar("Key", bound=Hashable)  # what a read asks for (a job id)
-Value = TypeVar("Value")  # what it answers (the scheduler's JobInfo)
+Key = TypeVar("Key", bound=Hashable)  # what a read asks for (a job id; one key for the whole cluster)
+Value = TypeVar("Value")  # what it answers (a JobInfo; the nodes or partitions)
 
 # Job ids in one call: an argv of a few kilobytes, and an answer no larger than a listing's.
 MAX_BATCH = 500
