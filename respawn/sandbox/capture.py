@@ -90,8 +90,8 @@ class Capture:
         (self.out / name).write_text(result.stdout)
 
     def save_text(self, name: str, job_id: int | list[int] | None = None) -> None:
-        """The text read of every job (the listing), of one job with its exclusions
-        (`<name>-excluded.txt`), or of the jobs named (as the follows read them)."""
+        """The text read of every job (the listing), or of the jobs named (one, or several as
+        a storm's reads name them) with their exclusions (`<name>-excluded.txt`)."""
         from respawn.scheduler import squeue_text
 
         env = {**self.lab.env(), **squeue_text.ENV}
@@ -99,8 +99,9 @@ class Capture:
         listed = procs.run(argv, env=env, timeout=60)
         procs.check(listed, "squeue")
         (self.out / name).write_text(listed.stdout)
-        if isinstance(job_id, int):
-            excluded = procs.run(squeue_text.excluded_command(job_id), env=self.lab.env(), timeout=60)
+        if job_id is not None:
+            named = [job_id] if isinstance(job_id, int) else job_id
+            excluded = procs.run(squeue_text.excluded_command(named), env=self.lab.env(), timeout=60)
             procs.check(excluded, "squeue")
             (self.out / name.replace(".txt", "-excluded.txt")).write_text(excluded.stdout)
 
@@ -205,6 +206,10 @@ def capture(lab: Lab, out: Path, version: str) -> dict:
     # One job read by itself, and its exclusions beside it (%x), as the adapter reads it on both versions.
     c.save_text(f"squeue-text-j{rqhold}.txt", rqhold)
     c.save_text(f"squeue-text-j{running}.txt", running)
+    # Several read at once, an array's task by its own id among them, as a storm's incidents read theirs.
+    tasks = c.run("squeue", "-h", "-t", "all", "-j", str(array), "-o", "%A").stdout.split()
+    task = next(int(i) for i in tasks if int(i) != array)
+    c.save_text("squeue-text-several.txt", [rqhold, running, task, 999999])
     c.save_result("squeue-text-unknown-job.json", *squeue_text_command(999999))
 
     # Node loss: node3 dies with the --no-requeue job on it (NODE_FAIL), and stays down.
@@ -254,6 +259,7 @@ def capture(lab: Lab, out: Path, version: str) -> dict:
         "jobs": c.jobs,
     }
     situations["hostile_text"] = hostile
+    situations["array_task"] = task  # an array's task by its own id (not the array's)
     (out / "situations.json").write_text(json.dumps(situations, indent=1) + "\n")
     return situations
 

@@ -6,10 +6,11 @@ again, never acts twice. The incident's activities (respawn/activities/scheduler
 and the reference controller (respawn/advisor/controller.py) both act through
 these; only what they record and how they report errors differ.
 
-`hold` and `release` do not look at a job's excluded nodes and say so (`exclusions=False`):
-their reads are then among the many a storm's incidents make at once, read in one call
-(respawn/scheduler/batched.py), not a controller call or two each. `exclude` reads them, and
-`settled` keeps them for the evidence (the decision keeps an earlier attempt's exclusions).
+Each read is among the many a storm's incidents make at once, read in one call
+(respawn/scheduler/batched.py), not a controller call or two each. `hold` and `release` do
+not look at a job's excluded nodes and say so (`exclusions=False`), sparing the read beside
+the job's; `exclude` reads them, and `settled` keeps them for the evidence (the decision
+keeps an earlier attempt's exclusions).
 """
 
 import asyncio

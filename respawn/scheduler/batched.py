@@ -1,5 +1,5 @@
-"""Reads many callers ask for at once, made as one controller call: jobs' states by id, and
-the cluster's nodes and partitions (one key each).
+"""Reads many callers ask for at once, made as one controller call: jobs' states and their
+excluded nodes by id, and the cluster's nodes and partitions (one key each).
 
 In a storm every incident follows its job (`await_next_attempt`, four reads a second) and
 checks it before acting: one `squeue` process and one controller RPC per incident and read
@@ -16,8 +16,9 @@ follows that read four times a second (BENCHMARKS.md, "The follows' reads"). A r
 while no call runs is made at once: an action's read on a quiet cluster waits for nothing, and
 one follow alone reads no later, its own pause being as long.
 
-Each incident's evidence also reads the cluster's nodes and partitions whole: 500 incidents,
-1,000 more processes and RPCs, now as many calls as the pace allows.
+Each incident's evidence also reads the cluster's nodes and partitions whole, and it and each
+exclude read the job's excluded nodes: 500 incidents, 2,000 more processes and RPCs, now as
+many calls as the pace allows.
 """
 
 import asyncio
@@ -27,7 +28,7 @@ from typing import Generic, TypeVar
 from respawn.scheduler.errors import JobNotFound
 
 Key = TypeVar("Key", bound=Hashable)  # what a read asks for (a job id; one key for the whole cluster)
-Value = TypeVar("Value")  # what it answers (a JobInfo; the nodes or partitions)
+Value = TypeVar("Value")  # what it answers (a JobInfo, its excluded nodes; the nodes or partitions)
 
 # Job ids in one call: an argv of a few kilobytes, and an answer no larger than a listing's.
 MAX_BATCH = 500

@@ -195,8 +195,9 @@ class Slurm:
         # A record printed alike again is not read again.
         self._listed: dict[str, tuple[str, JobInfo]] = {}
         # Jobs' states wanted at once (a storm's incidents following, holding, releasing), read in one
-        # call; likewise the nodes and partitions every incident's evidence reads whole.
+        # call; likewise their exclusions, and the nodes and partitions every evidence reads whole.
         self._states: BatchedReads[int, JobInfo] = BatchedReads(self._read_states)
+        self._exclusions: BatchedReads[int, list[str]] = BatchedReads(self._read_exclusions)
         self._nodes: BatchedReads[str, list[NodeInfo]] = BatchedReads(self._read_nodes)
         self._partitions: BatchedReads[str, dict[str, dict[str, str]]] = BatchedReads(self._read_partitions)
 
@@ -240,14 +241,18 @@ class Slurm:
         """One job, finished ones included, read by itself, never through a listing: squeue's
         text naming it, among the other jobs asked for at the same moment in one call
         (respawn/scheduler/batched.py: a storm's follows, holds and releases), and beside it
-        its excluded nodes (`--format=%x`: node names, no job-owner text; squeue's `-O` has no
-        such field on 22.05). A caller that does not look at them says `exclusions=False`, and
-        then they are None."""
+        its excluded nodes (`--format=%A|%x`: ids and node names, no job-owner text; squeue's
+        `-O` has no such field on 22.05), batched alike (a storm's excludes and evidence). A
+        caller that does not look at them says `exclusions=False`, and then they are None."""
         wanted = int(_job_id(job_id))
         if not exclusions:
             return await self._states.read(wanted)
-        job, excluded = await asyncio.gather(self._states.read(wanted), self._run(squeue_text.excluded_command(wanted)))
-        return job.model_copy(update={"excluded_nodes": squeue_text.parse_excluded(excluded.stdout)})
+        job, excluded = await asyncio.gather(self._states.read(wanted), self._exclusions.read(wanted))
+        return job.model_copy(update={"excluded_nodes": excluded})
+
+    async def _read_exclusions(self, job_ids: Sequence[int]) -> dict[int, list[str]]:
+        """The excluded nodes of the jobs named that the controller knows, by id, in one call."""
+        return squeue_text.parse_excluded((await self._run(squeue_text.excluded_command(job_ids))).stdout)
 
     async def _read_states(self, job_ids: Sequence[int]) -> dict[int, JobInfo]:
         """The jobs named that the controller knows, finished ones included, by id, without their

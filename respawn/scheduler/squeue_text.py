@@ -18,8 +18,8 @@ the one description Respawn asks about, `scontrol requeuehold`'s "job requeued i
 held state", is always set with the reason JobHeldUser (job_mgr.c), so that reason
 is restored; any other description is kept as the description with the reason
 unknown (""). And 22.05's `-O` has no field for a job's excluded nodes: a listing
-leaves them unknown (None), and `excluded_command` reads them with `-o %x` (node
-names only, no job-owner text), for one job.
+leaves them unknown (None), and `excluded_command` reads them with `-o %A|%x` (ids
+and node names only, no job-owner text), for the jobs named.
 """
 
 import secrets
@@ -196,13 +196,21 @@ def _reason(text: str) -> tuple[str, str]:
     return _str(text), ""
 
 
-def excluded_command(job_id: int) -> list[str]:
-    """One job's excluded nodes (`%x`: a hostlist, or "(null)")."""
-    return ["squeue", "--noheader", "--states=all", "--jobs", str(job_id), "--format=%x"]
+def excluded_command(job_ids: Sequence[int]) -> list[str]:
+    """The excluded nodes of the jobs named, a line each: the job's id (`%A`: an array's task by
+    its own id, as `-O jobid` prints it) and its hostlist (`%x`: empty for none). One job named
+    alone that the controller does not know fails "Invalid job id specified"; of several, those
+    it knows are printed."""
+    return ["squeue", "--noheader", "--states=all", "--jobs", ",".join(map(str, job_ids)), "--format=%A|%x"]
 
 
-def parse_excluded(text: str) -> list[str]:
-    lines = text.split()
-    if len(lines) > 1:
-        raise SlurmCommandError(f"squeue: {len(lines)} lines of excluded nodes for one job")
-    return expand(lines[0]) if lines else []
+def parse_excluded(text: str) -> dict[int, list[str]]:
+    """`excluded_command`'s output: job id -> its excluded nodes (names from slurm.conf, no
+    job-owner text). SlurmCommandError for a line that is not an id and a hostlist."""
+    excluded: dict[int, list[str]] = {}
+    for line in text.splitlines():
+        job_id, sep, nodes = line.strip().partition("|")
+        if not sep or not job_id.isdigit() or " " in nodes:
+            raise SlurmCommandError(f"squeue: not a job's excluded nodes: {line[:80]!r}")
+        excluded[int(job_id)] = expand(nodes)
+    return excluded

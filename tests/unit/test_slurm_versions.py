@@ -242,9 +242,9 @@ async def test_adapter_on_2411_asks_for_what_it_needs() -> None:
             ("scontrol", "--version"): "scontrol-version.txt",
             tuple(squeue_text.command(TEXT_MARKER)): "squeue-text-node-down.txt",
             tuple(squeue_text.command(TEXT_MARKER, held)): f"squeue-text-j{held}.txt",
-            tuple(squeue_text.excluded_command(held)): f"squeue-text-j{held}-excluded.txt",
+            tuple(squeue_text.excluded_command([held])): f"squeue-text-j{held}-excluded.txt",
             tuple(squeue_text.command(TEXT_MARKER, 999999)): "squeue-text-unknown-job.json",
-            tuple(squeue_text.excluded_command(999999)): "squeue-text-unknown-job.json",  # the same refusal
+            tuple(squeue_text.excluded_command([999999])): "squeue-text-unknown-job.json",  # the same refusal
             ("sinfo", "--json"): "sinfo-node-down.json",
             ("scontrol", "show", "node", "--json"): "scontrol-node-down.json",
         },

@@ -112,11 +112,11 @@ def replay() -> Replay:
         ("scontrol", "--version"): "scontrol-version.txt",
         tuple(squeue_text.command(TEXT_MARKER)): "squeue-text.txt",
         tuple(squeue_text.command(TEXT_MARKER, 999999)): "squeue-text-unknown-job.json",
-        tuple(squeue_text.excluded_command(999999)): "squeue-text-unknown-job.json",  # the same refusal
+        tuple(squeue_text.excluded_command([999999])): "squeue-text-unknown-job.json",  # the same refusal
     }
     for job_id in (held, running):
         answers[tuple(squeue_text.command(TEXT_MARKER, job_id))] = f"squeue-text-j{job_id}.txt"
-        answers[tuple(squeue_text.excluded_command(job_id))] = f"squeue-text-j{job_id}-excluded.txt"
+        answers[tuple(squeue_text.excluded_command([job_id]))] = f"squeue-text-j{job_id}-excluded.txt"
     return Replay("22.05", answers)
 
 
@@ -182,6 +182,40 @@ async def test_jobs_followed_while_one_completes_are_read_from_one_squeue(versio
         assert first.state is JobState.PENDING and replay.calls[-1][:4] == ["scontrol", "show", "job", "--json"]
 
 
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_jobs_acted_on_at_once_are_read_with_their_exclusions_in_two_calls(version: str) -> None:
+    """A storm's excludes and evidence reading their jobs at the same moment (captured so: a job
+    with an excluded node, a running one, an array's task by its own id, one Slurm does not
+    know): one squeue for the records and one for the exclusions, whatever their number; each
+    caller gets its own job's, and the unknown one JobNotFound alone."""
+    captured = situations(version)
+    held, running, task = captured["jobs"]["requeue_held"], captured["jobs"]["train2"], captured["array_task"]
+    named = [held, running, task, 999999]
+    replay = Replay(
+        version,
+        {
+            ("scontrol", "--version"): "scontrol-version.txt",
+            tuple(squeue_text.command(TEXT_MARKER, named)): "squeue-text-several.txt",
+            tuple(squeue_text.excluded_command(named)): "squeue-text-several-excluded.txt",
+        },
+    )
+    slurm = Slurm(replay)
+    first, second, third, gone = await asyncio.gather(*(slurm.job(j) for j in named), return_exceptions=True)
+    assert isinstance(first, JobInfo) and isinstance(second, JobInfo) and isinstance(third, JobInfo)
+    assert (first.job_id, first.excluded_nodes, first.state_reason) == (held, ["node2"], "JobHeldUser")
+    assert (second.job_id, second.excluded_nodes, second.nodes) == (running, [], ["node1", "node2"])
+    assert (third.job_id, third.excluded_nodes, third.array_job_id) == (task, [], captured["jobs"]["array"])
+    assert isinstance(gone, JobNotFound)
+    assert [c[0] for c in replay.calls if c[0] == "squeue"] == ["squeue", "squeue"]
+
+
+def test_exclusions_are_ids_and_hostlists_or_an_error() -> None:
+    assert squeue_text.parse_excluded("7|node[1-2]\n8|\n") == {7: ["node1", "node2"], 8: []}
+    for printed in ("node2\n", "7 node2\n", "x|node2\n", "7|node1 node2\n"):
+        with pytest.raises(SlurmCommandError):
+            squeue_text.parse_excluded(printed)
+
+
 async def test_on_2411_one_job_is_its_text_and_its_exclusions_beside_it() -> None:
     """As on 22.05: a follow reads its job from the text (a few hundred bytes, where the JSON
     prints 6-27 KB); an action that needs the job's excluded nodes reads them beside it."""
@@ -192,7 +226,7 @@ async def test_on_2411_one_job_is_its_text_and_its_exclusions_beside_it() -> Non
         {
             tuple(squeue_text.command(TEXT_MARKER, held)): f"squeue-text-j{held}.txt",
             tuple(squeue_text.command(TEXT_MARKER, running)): f"squeue-text-j{running}.txt",
-            tuple(squeue_text.excluded_command(running)): f"squeue-text-j{running}-excluded.txt",
+            tuple(squeue_text.excluded_command([running])): f"squeue-text-j{running}-excluded.txt",
             tuple(squeue_text.command(TEXT_MARKER, 999999)): "squeue-text-unknown-job.json",
         },
     )
