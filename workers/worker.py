@@ -8,24 +8,31 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
-from temporalio.worker import PollerBehaviorAutoscaling, Worker, WorkflowRunner
+from temporalio.worker import PollerBehaviorAutoscaling, UnsandboxedWorkflowRunner, Worker, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from respawn.activities import all_activities
-from respawn.config.cluster import ClusterConfig
+from respawn.config.cluster import ClusterConfig, TemporalSettings
 from respawn.services import wait_for_services, wait_for_temporal
 from respawn.surfaces import telemetry
 from respawn.workers.signals import stop_on_signals
 from respawn.workflows.incident import IncidentWorkflow
 
 
-def workflow_runner() -> WorkflowRunner:
-    """How the worker runs IncidentWorkflow's code: in the SDK's sandbox as it comes, which
-    imports the workflow's module afresh for each incident (respawn's own modules are passed
-    through, workflows/incident.py). Passing every module through, or no sandbox, costs less
-    CPU (BENCHMARKS.md, "What a workflow task costs") but no longer checks the workflow's own
-    code for calls that break replay."""
-    return SandboxedWorkflowRunner()
+def workflow_runner(settings: TemporalSettings) -> WorkflowRunner:
+    """How the worker runs IncidentWorkflow's code: without the SDK's sandbox unless
+    `temporal.workflow_sandbox` asks for it.
+
+    The sandbox refuses a call that would break an incident's replay (the clock, the
+    environment, I/O) as the workflow's code makes it. The tests run every workflow in it and
+    replay the recorded histories in it (tests/workflow/), which is where such a call is caught,
+    before a release. In a running worker it finds only what the tests did not run, and the
+    incident that made the call stalls either way (its workflow task failing at once in the
+    sandbox; without it, at a replay whose commands differ) until a fixed worker is deployed.
+    What it costs there is a third of the worker's one interpreter in a storm: the workflow's
+    module imported afresh for each incident, and code run inside the sandbox for every payload
+    the SDK converts (BENCHMARKS.md, "A failure storm", runs 40-45)."""
+    return SandboxedWorkflowRunner() if settings.workflow_sandbox else UnsandboxedWorkflowRunner()
 
 
 async def run_worker(config: ClusterConfig, stop: asyncio.Event | None = None) -> None:
@@ -47,7 +54,7 @@ async def run_worker(config: ClusterConfig, stop: asyncio.Event | None = None) -
             client,
             task_queue=config.task_queue,
             workflows=[IncidentWorkflow],
-            workflow_runner=workflow_runner(),
+            workflow_runner=workflow_runner(config.temporal),
             activities=all_activities(services),
             sticky_queue_schedule_to_start_timeout=timedelta(seconds=config.temporal.sticky_timeout_s),
             graceful_shutdown_timeout=timedelta(seconds=5),
