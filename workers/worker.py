@@ -7,6 +7,7 @@ the work and hands an incident to a survivor when a worker dies.
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
+from typing import Any
 
 from temporalio.worker import PollerBehaviorAutoscaling, UnsandboxedWorkflowRunner, Worker, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
@@ -35,6 +36,26 @@ def workflow_runner(settings: TemporalSettings) -> WorkflowRunner:
     return SandboxedWorkflowRunner() if settings.workflow_sandbox else UnsandboxedWorkflowRunner()
 
 
+def worker_options(settings: TemporalSettings) -> dict[str, Any]:
+    """How much the worker takes on at once, and how it runs and polls for it."""
+    return {
+        "workflow_runner": workflow_runner(settings),
+        "sticky_queue_schedule_to_start_timeout": timedelta(seconds=settings.sticky_timeout_s),
+        "max_concurrent_activities": settings.max_concurrent_activities,
+        "max_concurrent_workflow_tasks": settings.max_concurrent_workflow_tasks,
+        # An incident's audit rows are local activities, written inside the workflow task that
+        # asks for them, which stays open until they are: as many slots as workflow tasks, so that
+        # no task waits for another's row (the SDK's default is 100, against 200 workflow tasks).
+        "max_concurrent_local_activities": settings.max_concurrent_workflow_tasks,
+        # The SDK polls with at most 5 calls per kind: in a storm the workflow tasks waited on
+        # the server for a poll while the worker had free slots (benchmarks/storm.py: queued
+        # 54 s at p90; 8.6 s with these). Pollers follow the backlog as the server reports it
+        # (1 to 100 calls).
+        "workflow_task_poller_behavior": PollerBehaviorAutoscaling(),
+        "activity_task_poller_behavior": PollerBehaviorAutoscaling(),
+    }
+
+
 async def run_worker(config: ClusterConfig, stop: asyncio.Event | None = None) -> None:
     stop = stop or stop_on_signals()
     # Every asyncio.to_thread of the activities runs here (TemporalSettings.blocking_threads).
@@ -54,18 +75,9 @@ async def run_worker(config: ClusterConfig, stop: asyncio.Event | None = None) -
             client,
             task_queue=config.task_queue,
             workflows=[IncidentWorkflow],
-            workflow_runner=workflow_runner(config.temporal),
             activities=all_activities(services),
-            sticky_queue_schedule_to_start_timeout=timedelta(seconds=config.temporal.sticky_timeout_s),
             graceful_shutdown_timeout=timedelta(seconds=5),
-            max_concurrent_activities=config.temporal.max_concurrent_activities,
-            max_concurrent_workflow_tasks=config.temporal.max_concurrent_workflow_tasks,
-            # The SDK polls with at most 5 calls per kind: in a storm the workflow tasks waited on
-            # the server for a poll while the worker had free slots (benchmarks/storm.py: queued
-            # 54 s at p90; 8.6 s with these). Pollers follow the backlog as the server reports it
-            # (1 to 100 calls).
-            workflow_task_poller_behavior=PollerBehaviorAutoscaling(),
-            activity_task_poller_behavior=PollerBehaviorAutoscaling(),
+            **worker_options(config.temporal),
         )
         async with worker:
             await stop.wait()
