@@ -199,7 +199,7 @@ class TemporalSettings(_Strict):
     sticky_timeout_s: float = Field(default=10.0, gt=0, le=300)
     # Run the incidents' workflow code in the SDK's sandbox, which checks it for calls that break
     # replay as it runs. The tests run every workflow in it and replay the recorded histories in
-    # it; a worker without it spends a third less of its interpreter in a storm (workers/worker.py).
+    # it; in a worker it took a third of the interpreter in a storm (workers/worker.py).
     workflow_sandbox: bool = False
 
     def workflow_url(self, workflow_id: str) -> str:
