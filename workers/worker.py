@@ -32,7 +32,7 @@ def workflow_runner(settings: TemporalSettings) -> WorkflowRunner:
     sandbox; without it, at a replay whose commands differ) until a fixed worker is deployed.
     What it costs there is a third of the worker's one interpreter in a storm: the workflow's
     module imported afresh for each incident, and code run inside the sandbox for every payload
-    the SDK converts (BENCHMARKS.md, "A failure storm", runs 40-53)."""
+    the SDK converts (BENCHMARKS.md, "A failure storm", runs 40-55)."""
     return SandboxedWorkflowRunner() if settings.workflow_sandbox else UnsandboxedWorkflowRunner()
 
 
