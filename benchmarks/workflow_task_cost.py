@@ -12,8 +12,8 @@ their evidence as large as a real one (`--lines`, default 400: `logs.evidence_li
 started at once as a storm starts them. The workflow tasks are counted from the histories
 (benchmarks/histories.py), so the figure is CPU per workflow task and per incident.
 
-Runners: `respawn` (the worker's own as configured by default, respawn/workers/worker.py), `sandbox` (the SDK's
-default sandbox), `passthrough` (the sandbox passing every module through,
+Runners: `respawn` (the worker's own, as configured by default: respawn/workers/worker.py),
+`sandbox` (the SDK's default sandbox), `passthrough` (the sandbox passing every module through,
 `SandboxRestrictions.default.with_passthrough_all_modules()`), `unsandboxed`. `--no-cache`
 runs the worker with no workflow cache, so every task replays the incident from its start
 (what a task that missed its sticky queue costs). `--profile FILE` writes cProfile's stats of

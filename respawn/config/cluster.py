@@ -197,9 +197,8 @@ class TemporalSettings(_Strict):
     # BENCHMARKS.md "A failure storm", runs 16-17: released in 180 s 305 -> all 500). A killed
     # worker's action already takes up to its 20 s heartbeat timeout to move on.
     sticky_timeout_s: float = Field(default=10.0, gt=0, le=300)
-    # Run the incidents' workflow code in the SDK's sandbox, which checks it for calls that break
-    # replay as it runs. The tests run every workflow in it and replay the recorded histories in
-    # it; in a worker it took a third of the interpreter in a storm (workers/worker.py).
+    # Run the incidents' workflow code in the SDK's sandbox, as the tests always do; why a worker
+    # runs it without by default: workers/worker.py, `workflow_runner`.
     workflow_sandbox: bool = False
 
     def workflow_url(self, workflow_id: str) -> str:

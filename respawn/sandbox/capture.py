@@ -203,7 +203,7 @@ def capture(lab: Lab, out: Path, version: str) -> dict:
             c.save(f"scontrol-node-{parser}.json", "scontrol", "show", "node", f"--json={parser}")
     c.save_result("squeue-unknown-job.json", "squeue", "--json", "-j", "999999")
     c.save_text("squeue-text.txt")
-    # One job read by itself, and its exclusions beside it (%x), as the adapter reads it on both versions.
+    # One job read by itself, and its exclusions beside it (%A|%x), as the adapter reads it on both versions.
     c.save_text(f"squeue-text-j{rqhold}.txt", rqhold)
     c.save_text(f"squeue-text-j{running}.txt", running)
     # Several read at once, an array's task by its own id among them, as a storm's incidents read theirs.
