@@ -96,7 +96,7 @@ class RespawnProcess:
         with open(self._log, "ab") as log:
             self._proc = subprocess.Popen(self._argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         if self._role == "detector":
-            wait_for_first_poll(self._config_path, self._proc)
+            wait_for_first_poll(self._config_path, self._proc, self._log)
         return self
 
     def kill(self) -> None:

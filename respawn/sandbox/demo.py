@@ -19,6 +19,7 @@ from respawn.audit.details import DecidedDetails, JobEndDetails, ResumedDetails
 from respawn.audit.report import describe, timeline_entry
 from respawn.audit.trail import AuditRow, AuditTrail, EventType
 from respawn.config.cluster import ClusterConfig, SchedulerAccess, load_config
+from respawn.sandbox import procs
 from respawn.sandbox.lab import Lab
 from respawn.sandbox.labconfig import SERVER_PORT, WRITE_TOKEN, write_lab_config
 from respawn.sandbox.polling import until, wait
@@ -85,7 +86,8 @@ class RespawnProcesses:
                 )
             )
         try:
-            wait_for_first_poll(self._config, self._procs[list(commands).index("detector")])
+            detector = self._procs[list(commands).index("detector")]
+            wait_for_first_poll(self._config, detector, self._lab.log_dir / "respawn-detector.log")
         except BaseException:
             self.__exit__()
             raise
@@ -101,7 +103,7 @@ class RespawnProcesses:
                 proc.kill()
 
 
-def wait_for_first_poll(config_path: Path, detector: subprocess.Popen) -> None:
+def wait_for_first_poll(config_path: Path, detector: subprocess.Popen, log: Path) -> None:
     """Until the detector started from `config_path` has made its first poll (its metrics say so):
     a job that ended before the detector started is history to it, not news (`detector.catch_up_s`,
     0 in the sandbox). Without metrics configured there is nothing to tell by: no wait."""
@@ -111,7 +113,10 @@ def wait_for_first_poll(config_path: Path, detector: subprocess.Popen) -> None:
 
     def polled() -> bool:
         if detector.poll() is not None:
-            raise RuntimeError(f"the detector exited {detector.returncode}: see its log")
+            # Its last lines, here: CI shows a failed test's output, not the lab's files.
+            raise RuntimeError(
+                f"the detector exited {detector.returncode}; last lines of {log}:\n{procs.log_tail(log)}"
+            )
         try:
             with urllib.request.urlopen(f"http://{listen.host}:{listen.port}/metrics", timeout=2) as reply:
                 return b"respawn_jobs_monitored{" in reply.read()  # set at the end of each poll

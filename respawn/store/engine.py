@@ -8,8 +8,10 @@ the first migration creates only the tables it lacks, and the file goes on from 
 """
 
 import functools
+import sqlite3
 import threading
 from pathlib import Path
+from time import monotonic, sleep
 from typing import Any
 
 import sqlalchemy as sa
@@ -23,6 +25,8 @@ Location = Path | PostgresDsn  # the `audit_db` setting
 
 VERSION_TABLE = "respawn_version"  # alembic's, named so a database shared with others' migrations keeps apart
 IMMEDIATE = "respawn_immediate"  # execution option: on SQLite, take the write lock at BEGIN
+_BUSY_TIMEOUT_S = 10.0  # how long a SQLite connection waits for another process's lock
+_BUSY_RETRY_S = 0.05
 
 _migrated: set[str] = set()
 _migrating = threading.Lock()
@@ -55,7 +59,9 @@ def open_engine(location: Location) -> Engine:
     if isinstance(location, Path):
         location.parent.mkdir(parents=True, exist_ok=True)
         engine = sa.create_engine(
-            url(location), connect_args={"timeout": 10.0, "check_same_thread": False}, json_serializer=schema.json_text
+            url(location),
+            connect_args={"timeout": _BUSY_TIMEOUT_S, "check_same_thread": False},
+            json_serializer=schema.json_text,
         )
         sa.event.listen(engine, "connect", _sqlite_connect)
         sa.event.listen(engine, "begin", _sqlite_begin)
@@ -144,8 +150,26 @@ def _upgrade(engine: Engine) -> None:
 def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
     # The driver's own transaction handling off: SQLAlchemy's BEGIN (below) is the only one.
     dbapi_connection.isolation_level = None
-    dbapi_connection.execute("PRAGMA journal_mode=WAL")  # the detector and the workers write from other processes
+    _write_ahead_log(dbapi_connection)
     dbapi_connection.execute("PRAGMA synchronous=NORMAL")
+
+
+def _write_ahead_log(dbapi_connection: Any) -> None:
+    """The file's journal in WAL mode: the detector and the workers write from other processes.
+    The mode is the file's, set once by whichever process opens a new store first. Setting it
+    while another process writes to the file fails at once, without SQLite's busy wait (the
+    lock it needs would deadlock with the writer's): the detector, the worker and the server
+    started together on a new store, and one of them found it "locked" and exited. So it is
+    tried again, as long as the busy timeout would have waited. Once set, setting it is a no-op."""
+    deadline = monotonic() + _BUSY_TIMEOUT_S
+    while True:
+        try:
+            dbapi_connection.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorcode != sqlite3.SQLITE_BUSY or monotonic() > deadline:
+                raise
+        sleep(_BUSY_RETRY_S)
 
 
 def _sqlite_begin(conn: Connection) -> None:

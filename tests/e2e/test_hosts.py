@@ -137,7 +137,8 @@ class Process:
 
     def __init__(self, lab: Lab, host: str | None, role: str, config: Path, *args: str) -> None:
         argv = [sys.executable, "-m", "respawn.surfaces.cli", role, "--config", str(config), *args]
-        with open(lab.log_dir / f"respawn-hosts-{host or 'head'}-{role}.log", "ab") as log:
+        self.log = lab.log_dir / f"respawn-hosts-{host or 'head'}-{role}.log"
+        with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
                 in_host(host, argv) if host else argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
             )
@@ -201,7 +202,7 @@ def control_plane(sandbox, network) -> Iterator[tuple[Cluster, dict[str, Process
                 # A job that failed before the detector's first poll is history to it, never
                 # recovered: under CI's load the detector took long enough to start for this
                 # module's job to checkpoint and fail before it (both workers then idle throughout).
-                wait_for_first_poll(head_path, processes["detector"].proc)
+                wait_for_first_poll(head_path, processes["detector"].proc, processes["detector"].log)
                 yield Cluster(sandbox, head), processes, head_path
             finally:  # before the forwarder goes: the workers' SSH connections run through it
                 for p in processes.values():

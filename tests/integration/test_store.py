@@ -5,6 +5,7 @@ once, and SQLite files of the release before the migrations."""
 import asyncio
 import logging
 import shutil
+import sqlite3
 import threading
 import time
 import uuid
@@ -32,7 +33,7 @@ from respawn.audit.trail import AuditEvent, AuditTrail, EventType
 from respawn.config.cluster import ClusterConfig
 from respawn.sandbox import postgres
 from respawn.services import wait_for_services
-from respawn.store import schema
+from respawn.store import engine, schema
 from respawn.store.engine import VERSION_TABLE, Location, NewerSchema, open_engine, read_only_engine, version
 from respawn.store.engine import _migrated as migrated
 from respawn.surfaces.check import audit_verdict
@@ -265,6 +266,46 @@ def test_the_migrations_build_exactly_the_schema_the_code_uses(store_location):
         engine.dispose()
     # alembic's own version table is not ours to describe
     assert [d for d in differences if not (d[0] == "remove_table" and d[1].name == "respawn_version")] == []
+
+
+def test_a_new_file_opens_once_another_process_ends_its_write_and_the_open_retries(tmp_path, monkeypatch):
+    """Processes starting together on a new SQLite file: one of them writing while another set
+    the file's journal mode failed the second at once, "database is locked" (CI: the detector
+    exited 2 while the worker migrated). The writer here ends its write at the open's first pause."""
+    path = tmp_path / "new.db"
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("CREATE TABLE theirs (x)")
+    writer.execute("BEGIN IMMEDIATE")
+    pauses: list[float] = []
+
+    def write_ends(seconds: float) -> None:
+        pauses.append(seconds)
+        if writer.in_transaction:
+            writer.execute("COMMIT")
+
+    monkeypatch.setattr(engine, "sleep", write_ends)
+    trail = AuditTrail(path)
+    try:
+        assert len(pauses) == 1
+        with closing(sqlite3.connect(path)) as reader:
+            assert reader.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert trail.record(event("i1/detected"))
+    finally:
+        trail.close()
+        writer.close()
+
+
+def test_a_write_that_outlasts_the_busy_timeout_is_said_as_locked(tmp_path, monkeypatch):
+    path = tmp_path / "new.db"
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("CREATE TABLE theirs (x)")
+    writer.execute("BEGIN IMMEDIATE")
+    monkeypatch.setattr(engine, "_BUSY_TIMEOUT_S", 0.0)
+    try:
+        with pytest.raises(sa.exc.OperationalError, match="database is locked"):
+            open_engine(path)
+    finally:
+        writer.close()
 
 
 @pytest.mark.parametrize("old", ["trail-and-advice.db", "trail-only.db"])
