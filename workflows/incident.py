@@ -147,6 +147,9 @@ _MARK_SILENT_DOWN = "mark-silent-down"
 # Patch: under the job's launcher the settle ends once the launcher reports the step ended
 # (all of srun's output is written then), not after the whole settle window.
 _SETTLE_ON_STEP_END = "settle-on-step-end"
+# Patch: Slurm's verdict on the attempt (a JOB_ENDED detection) ends the settle, and one that
+# came with the first detection leaves none to wait for.
+_SETTLE_UNTIL_SLURM_ENDS_IT = "settle-until-slurm-ends-it"
 # Patch: a stop of a job whose launcher waits for its word after the step failed tells it to
 # give up, so that the job ends now and not after the launcher's `--wait-s`.
 _STOP_TELLS_LAUNCHER = "stop-tells-launcher"
@@ -274,15 +277,7 @@ class IncidentWorkflow:
             ),
         )
 
-        # Coalesce: the other ranks' lines and Slurm's verdict arrive within a second.
-        if first.launched and inp.settle_s > 0 and workflow.patched(_SETTLE_ON_STEP_END):
-            await workflow.execute_activity_method(
-                InJobActivities.await_step_end,
-                StepEndRequest(cluster=inp.cluster, job_id=inp.job_id, within_s=inp.settle_s),
-                **_long_poll(inp.settle_s),
-            )
-        else:
-            await workflow.sleep(timedelta(seconds=inp.settle_s))
+        await self._settle(inp, first)
         gathered, assessment = await self._assess(iid, inp)
         confirming = workflow.patched(_CONFIRM_INTERRUPTION)
         probed = None
@@ -758,6 +753,32 @@ class IncidentWorkflow:
 
     def _node_down_seen(self) -> bool:
         return any(d.kind is DetectionKind.NODE_DOWN for d in self._detections)
+
+    def _slurm_ended_it(self) -> bool:
+        return any(d.kind is DetectionKind.JOB_ENDED for d in self._detections)
+
+    async def _settle(self, inp: IncidentInput, first: Detection) -> None:
+        """Coalesce: the other ranks' lines and Slurm's verdict arrive within a second.
+
+        Slurm's verdict ends the settle (patch `settle-until-slurm-ends-it`): the evidence is then
+        whole, as gather_evidence reads the ended attempt's output, its nodes' kernel logs and
+        their GPU metrics itself. The verdict came with the first detection in a storm, where the
+        settle's timer was one more workflow task per incident waiting for the worker."""
+        if self._slurm_ended_it() and workflow.patched(_SETTLE_UNTIL_SLURM_ENDS_IT):
+            return
+        if first.launched and inp.settle_s > 0 and workflow.patched(_SETTLE_ON_STEP_END):
+            await workflow.execute_activity_method(
+                InJobActivities.await_step_end,
+                StepEndRequest(cluster=inp.cluster, job_id=inp.job_id, within_s=inp.settle_s),
+                **_long_poll(inp.settle_s),
+            )
+        elif workflow.patched(_SETTLE_UNTIL_SLURM_ENDS_IT):
+            try:
+                await workflow.wait_condition(self._slurm_ended_it, timeout=timedelta(seconds=inp.settle_s))
+            except TimeoutError:
+                pass
+        else:
+            await workflow.sleep(timedelta(seconds=inp.settle_s))
 
     async def _close(self, result: IncidentResult, phase: Phase) -> IncidentResult:
         self._set_phase(phase)

@@ -436,7 +436,8 @@ class DetectorSettings(_Strict):
     # it was down, up to this long.
     catch_up_s: float = Field(default=60.0, ge=0, le=3600)
     # Detections of one interruption arrive over a second or so: wait this long
-    # before gathering evidence so they are read as one incident.
+    # before gathering evidence so they are read as one incident. Slurm's verdict
+    # (the attempt ended) ends the wait: the evidence is whole then.
     settle_s: float = Field(default=1.0, ge=0, le=60)
     # A node Slurm flags NOT_RESPONDING (not yet DOWN) counts as lost once flagged this long:
     # one message timing out to a busy slurmd sets the flag for a second or two, a node cut

@@ -8,7 +8,8 @@ tests/data/histories/README.md.
 
     RESPAWN_RECORD_HISTORIES=/tmp/histories .venv/bin/python -m pytest -q -p tests.workflow.workflow_histories \
         tests/workflow/test_incident_workflow.py tests/workflow/test_advisor_workflow.py tests/workflow/test_workflow_paths.py \
-        tests/workflow/test_interruption.py tests/workflow/test_in_job.py tests/workflow/test_cascade_probe.py -k "not detector and not crash_after"
+        tests/workflow/test_interruption.py tests/workflow/test_in_job.py tests/workflow/test_cascade_probe.py \
+        tests/workflow/test_settle.py -k "not detector and not crash_after"
 """
 
 import os
@@ -77,6 +78,10 @@ CATALOGUE: dict[str, list[str]] = {
     ],
     # ... (recorded with the patch "mark-silent-down")
     "test_a_silent_node_the_decision_excludes_is_marked_down_before_the_hold": ["cascade_probed_silent_marked_down"],
+    # tests/workflow/test_settle.py (recorded with the patch "settle-until-slurm-ends-it")
+    "test_slurms_verdict_with_the_first_detection_leaves_nothing_to_settle": ["settle_none_after_slurms_verdict"],
+    "test_slurms_verdict_during_the_settle_ends_it": ["settle_ended_by_slurms_verdict"],
+    "test_without_slurms_verdict_the_settle_runs_its_course": ["settle_ran_its_course"],
 }
 
 
