@@ -465,8 +465,11 @@ class DetectorSettings(_Strict):
     relaunch_timeout_s: float = Field(default=60.0, gt=0, le=3600)
     # At most this many log detections are signalled per job attempt.
     max_signals_per_attempt: int = Field(default=20, ge=1)
-    # Jobs whose detections are signalled to Temporal at once, in a storm of failures.
-    max_concurrent_deliveries: int = Field(default=32, ge=1, le=1024)
+    # Jobs whose detections are signalled to Temporal at once, in a storm of failures. Each
+    # start is a round trip that a loaded server answers in about half a second: 32 at a
+    # time, a storm's 500th incident started 11 s after Slurm ended its job; 128, 7 s
+    # (BENCHMARKS.md, "A failure storm", runs 56-57).
+    max_concurrent_deliveries: int = Field(default=128, ge=1, le=1024)
     # Hangs and stragglers, read from the job's progress lines (respawn/detection/rhythm.py).
     progress: ProgressSettings = Field(default_factory=ProgressSettings)
 
