@@ -31,6 +31,7 @@ def all_activities(services: Services) -> list[Callable[..., Any]]:
     return [
         evidence.gather_evidence,
         assessment.assess,
+        assessment.assess_attempt,
         scheduler.hold_job,
         scheduler.exclude_nodes,
         scheduler.release_job,

@@ -7,7 +7,8 @@ with the fake activities of the workflow tests (tests/workflow/test_incident_wor
 SDK's Rust core included) is then what the worker spends on an incident besides Slurm's and the
 audit store's own work. With `--workflow-only` the activities run in this process instead, so
 the figure is the workflow tasks' alone. N incidents take the restart path of the storm
-(record, settle, gather, assess, record twice, hold, exclude, release, follow twice, close),
+(record, settle, the evidence gathered and assessed, record twice, hold, exclude, release,
+follow twice, close),
 their evidence as large as a real one (`--lines`, default 400: `logs.evidence_lines`), all
 started at once as a storm starts them. The workflow tasks are counted from the histories
 (benchmarks/histories.py), so the figure is CPU per workflow task and per incident.
@@ -54,7 +55,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from respawn.config.cluster import Mode, TemporalSettings
 from respawn.sandbox import temporal as temporal_server
 from respawn.wire.evidence import LogLine
-from respawn.wire.incident import Detection, DetectionKind, Gathered, GatherRequest, IncidentInput
+from respawn.wire.incident import AssessAttemptRequest, Assessed, Detection, DetectionKind, IncidentInput
 from respawn.workers import worker as respawn_worker
 from respawn.workflows.incident import IncidentWorkflow
 from respawn.workflows.search import CLUSTER, FAILURE_CLASS, JOB_ID, PHASE
@@ -119,22 +120,22 @@ async def _serve(args: argparse.Namespace) -> None:
 
 
 def _activities(fakes: Fakes, lines: int) -> list:
-    """The workflow tests' fakes, gather_evidence's answer carrying `lines` lines of output."""
+    """The workflow tests' fakes, the evidence they gather carrying `lines` lines of output."""
     found = fakes.activities()
-    plain = next(f for f in found if _name(f) == "gather_evidence")
+    plain = next(f for f in found if _name(f) == "assess_attempt")
 
-    @activity.defn(name="gather_evidence")
-    async def gather(req: GatherRequest) -> Gathered:
-        gathered: Gathered = await plain(req)
-        gathered.evidence.lines = [
+    @activity.defn(name="assess_attempt")
+    async def assess_attempt(req: AssessAttemptRequest) -> Assessed:
+        assessed: Assessed = await plain(req)
+        assessed.gathered.evidence.lines = [
             LogLine(
                 text=f"[rank{i % 8}]: step {i} loss 2.{i:04d} lr 3.0e-4 tokens/s 48213.5 mem 61.2GiB", rank=i % 8, seq=i
             )
             for i in range(lines)
         ]
-        return gathered
+        return assessed
 
-    return [gather if f is plain else f for f in found]
+    return [assess_attempt if f is plain else f for f in found]
 
 
 def _local(activities: list) -> list:

@@ -214,6 +214,18 @@ class Assessment(BaseModel):
     cascade: bool | None = None
 
 
+class AssessAttemptRequest(BaseModel):
+    """The attempt's evidence to gather, and the incident to judge it for."""
+
+    incident: IncidentInput
+    gather: GatherRequest
+
+
+class Assessed(BaseModel):
+    gathered: Gathered
+    assessment: Assessment
+
+
 class ProbeRequest(BaseModel):
     nodes: list[str]
     timeout_s: float

@@ -25,6 +25,8 @@ from respawn.wire.incident import (
     Acting,
     ActionRequest,
     ActionResult,
+    AssessAttemptRequest,
+    Assessed,
     Assessment,
     AssessRequest,
     AttemptStarted,
@@ -136,9 +138,22 @@ class Fakes:
             self.events.append(event)
             return True
 
+        @activity.defn(name="assess_attempt")
+        async def assess_attempt(req: AssessAttemptRequest) -> Assessed:
+            # The two fakes in turn, as the real activity runs the two steps (calls: both names).
+            gathered = await gather(req.gather)
+            judged = AssessRequest(
+                incident=req.incident,
+                incident_id=req.gather.incident_id,
+                gathered=gathered,
+                detections=req.gather.detections,
+            )
+            return Assessed(gathered=gathered, assessment=await assess(judged))
+
         return [
             gather,
             assess,
+            assess_attempt,
             action("hold_job"),
             action("exclude_nodes"),
             action("release_job"),

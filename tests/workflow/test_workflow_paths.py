@@ -9,6 +9,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 from temporalio import activity
+from temporalio.api.enums.v1 import EventType as HistoryEvent
 from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
@@ -33,6 +34,7 @@ from respawn.wire.incident import (
 from respawn.wire.taxonomy import CauseLayer, FailureClass
 from respawn.workflows.incident import IncidentWorkflow
 from tests.workflow.test_advisor_workflow import AdvisorFakes, run_advised, scheduler_calls
+from tests.workflow.test_cascade_probe import Recorded
 from tests.workflow.test_incident_workflow import RESTART, XID, Fakes, run_incident
 
 SLOW = Attribution(
@@ -197,3 +199,18 @@ async def test_slowdown_acted_on_excludes_the_slow_node(env):
     result = await run_slowdown(env, fakes, Mode.ACTION)
     assert result.phase is Phase.RESUMED and result.excluded_nodes == ["n2"]
     assert fakes.requests["exclude_nodes"].exclude == ["n2"]
+
+
+async def test_the_evidence_is_gathered_and_judged_in_one_activity(env):
+    """Patch `one-assessment-activity`: one activity task and one workflow task per assessment."""
+    fakes, recorded = Fakes([XID], RESTART), Recorded()
+    result = await run_incident(env, fakes, operator=recorded)
+    assert result.phase is Phase.RESUMED and result.excluded_nodes == ["n2"]
+    history = await recorded.handle.fetch_history()
+    scheduled = [
+        e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in history.events
+        if e.event_type == HistoryEvent.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+    ]
+    assert scheduled[0] == "assess_attempt" and not {"gather_evidence", "assess"} & set(scheduled)
+    assert fakes.calls[:3] == ["record:detected", "gather_evidence", "assess"]  # both steps, in order
