@@ -7,6 +7,7 @@ from typing import cast
 from temporalio import activity
 
 from respawn.activities.evidence import EvidenceActivities
+from respawn.activities.heartbeat import beating
 from respawn.attribution.attribute import attribute
 from respawn.attribution.hook import consult
 from respawn.audit.details import DecidedDetails, EnrolledDetails, NotInterruptedDetails
@@ -35,15 +36,16 @@ class AssessmentActivities:
         """gather_evidence, then assess, in one activity: one task-queue round trip and one
         workflow task per assessment instead of two (what a storm's incidents queue for), and
         the evidence not sent back through the incident's history to be judged."""
-        gathered = await self._evidence.gather_evidence(req.gather)
-        assessment = await self.assess(
-            AssessRequest(
-                incident=req.incident,
-                incident_id=req.gather.incident_id,
-                gathered=gathered,
-                detections=req.gather.detections,
+        async with beating():  # a worker that dies in it is replaced within the heartbeat timeout
+            gathered = await self._evidence.gather_evidence(req.gather)
+            assessment = await self.assess(
+                AssessRequest(
+                    incident=req.incident,
+                    incident_id=req.gather.incident_id,
+                    gathered=gathered,
+                    detections=req.gather.detections,
+                )
             )
-        )
         return Assessed(gathered=gathered, assessment=assessment)
 
     @activity.defn(name="assess")

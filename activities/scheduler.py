@@ -10,6 +10,7 @@ from temporalio.exceptions import ApplicationError
 
 from respawn.activities.audit import record
 from respawn.activities.errors import as_activity_error
+from respawn.activities.heartbeat import beating
 from respawn.activities.probe import silent
 from respawn.audit.details import SchedulerActDetails
 from respawn.audit.trail import EventType, incident_event
@@ -109,13 +110,11 @@ class SchedulerActivities:
             raise ApplicationError(
                 "the watchdog released the job after its hold timed out", type="WatchdogReleased", non_retryable=True
             )
-        heartbeat = asyncio.create_task(_heartbeat())
         try:
-            result = await act()
+            async with beating():
+                result = await act()
         except SchedulerError as exc:
             raise as_activity_error(exc) from exc
-        finally:
-            heartbeat.cancel()
         named = nodes if nodes is not None else req.exclude if event is EventType.EXCLUDED else []
         # The worker's log says what it did to Slurm, as the audit trail does: what an operator
         # reads first (journalctl -u respawn-worker) when a job moved at 3 a.m.
@@ -145,11 +144,3 @@ class SchedulerActivities:
 
 def _result(outcome: actions.Outcome) -> ActionResult:
     return ActionResult(done=outcome.changed, detail=outcome.detail)
-
-
-async def _heartbeat() -> None:
-    """Beat while a Slurm call runs, so a worker that dies mid-action is replaced
-    within the heartbeat timeout instead of the whole start-to-close timeout."""
-    while True:
-        activity.heartbeat()
-        await asyncio.sleep(1.0)

@@ -95,15 +95,25 @@ def _which(name: str) -> str:
 class CrashStack:
     """A detector and a worker for the "crash" cluster, the gate of their scontrol, and the test's jobs."""
 
-    def __init__(self, lab: Lab, folder: Path, settle_s: float = 1.0, hold_timeout_s: float = 120.0) -> None:
+    def __init__(
+        self,
+        lab: Lab,
+        folder: Path,
+        settle_s: float = 1.0,
+        hold_timeout_s: float = 120.0,
+        approval_timeout_s: float | None = None,
+    ) -> None:
         self.lab = lab
         self.gate = Gate(folder / "gate")
         base = lab_config(lab).model_dump(mode="json")
+        environment: dict = {"max_mode": "action"}
+        if approval_timeout_s is not None:  # its actions wait for an operator; nobody answers, so approved
+            environment["approval"] = {"timeout_s": approval_timeout_s, "default": "approve"}
         self.config = ClusterConfig.model_validate(
             {
                 **base,
                 "cluster": CLUSTER,
-                "environments": {"crash": {"max_mode": "action"}},
+                "environments": {"crash": environment},
                 "audit_db": str(folder / "audit.db"),
                 "scheduler": {**base["scheduler"], "slurm_bin_dir": str(_write_shims(folder / "bin", self.gate))},
                 "detector": {**base["detector"], "settle_s": settle_s, "follow_timeout_s": 120.0},
@@ -189,9 +199,17 @@ async def temporal(sandbox: Lab) -> Client:
     return await connect_temporal(lab_config(sandbox))
 
 
-async def timer_started(handle: WorkflowHandle) -> bool:
-    history = await handle.fetch_history()
-    return any(e.HasField("timer_started_event_attributes") for e in history.events)
+async def timer_pending(handle: WorkflowHandle) -> bool:
+    """Whether the incident waits on a durable timer now: one started, neither fired nor cancelled."""
+    events = (await handle.fetch_history()).events
+    started = {
+        e.timer_started_event_attributes.timer_id for e in events if e.HasField("timer_started_event_attributes")
+    }
+    fired = {e.timer_fired_event_attributes.timer_id for e in events if e.HasField("timer_fired_event_attributes")}
+    cancelled = {
+        e.timer_canceled_event_attributes.timer_id for e in events if e.HasField("timer_canceled_event_attributes")
+    }
+    return bool(started - fired - cancelled)
 
 
 def assert_no_duplicates(rows: list[AuditRow]) -> None:
@@ -233,16 +251,17 @@ async def test_worker_killed_inside_the_requeue_requeues_exactly_once(make_stack
 
 
 async def test_worker_killed_while_the_incident_waits_on_a_timer(make_stack, temporal):
-    stack = make_stack(settle_s=6.0)
+    # The approval's timer: the settle's ends as soon as Slurm says the job ended, as this one does.
+    stack = make_stack(approval_timeout_s=6.0)
     stack.start()
     job_id = stack.submit()
     iid = await stack.fail(job_id)
 
-    await stack.wait_row(iid, EventType.DETECTED, 60)  # recorded just before the settle timer
-    await until(lambda: timer_started(temporal.get_workflow_handle(iid)), 10, "the settle timer to start")
+    await stack.wait_row(iid, EventType.DECIDED, 60)  # recorded just before the approval's timer
+    await until(lambda: timer_pending(temporal.get_workflow_handle(iid)), 10, "the approval's timer to start")
     stack.worker.kill()
     killed = time.monotonic()
-    assert stack.row(iid, EventType.ATTRIBUTED) is None, "the timer had already fired"
+    assert stack.row(iid, EventType.HELD) is None, "the timer had already fired"
     # With no worker to ask, the Web UI still says what the incident is (its start's summary).
     summary = await (await temporal.get_workflow_handle(iid).describe()).static_summary()
     assert summary is not None and summary.startswith(f"job {job_id}, attempt 0 on {stack.config.cluster} (action): ")
@@ -254,16 +273,16 @@ async def test_worker_killed_while_the_incident_waits_on_a_timer(make_stack, tem
 
 
 async def test_temporal_server_killed_and_restarted_mid_incident(make_stack, sandbox, temporal):
-    stack = make_stack(settle_s=6.0)
+    stack = make_stack(approval_timeout_s=6.0)
     stack.start()
     job_id = stack.submit()
     iid = await stack.fail(job_id)
 
-    await stack.wait_row(iid, EventType.DETECTED, 60)
-    await until(lambda: timer_started(temporal.get_workflow_handle(iid)), 10, "the settle timer to start")
+    await stack.wait_row(iid, EventType.DECIDED, 60)
+    await until(lambda: timer_pending(temporal.get_workflow_handle(iid)), 10, "the approval's timer to start")
     try:
         stop_temporal(sandbox, kill=True)
-        assert stack.row(iid, EventType.ATTRIBUTED) is None, "the timer had already fired"
+        assert stack.row(iid, EventType.HELD) is None, "the timer had already fired"
     finally:
         began = time.monotonic()
         start_temporal(sandbox)  # from its database file
@@ -313,12 +332,14 @@ async def test_watchdog_releases_a_hold_whose_worker_died(make_stack, temporal):
 
 @pytest.mark.slow
 async def test_slurmctld_down_for_30_s_mid_incident_is_retried_until_it_returns(make_stack, sandbox, temporal):
-    stack = make_stack(settle_s=5.0)
+    # Decided, then an approval's 5 s (nobody answers: approved) before the hold, which slurmctld
+    # is then down for. The settle cannot be that wait: it ends once Slurm says the job ended.
+    stack = make_stack(approval_timeout_s=5.0)
     stack.start()
     job_id = stack.submit()
     iid = await stack.fail(job_id)
 
-    await stack.wait_row(iid, EventType.DETECTED, 60)
+    await stack.wait_row(iid, EventType.DECIDED, 60)
     handle = temporal.get_workflow_handle(iid)
 
     async def retrying() -> bool:
@@ -332,15 +353,15 @@ async def test_slurmctld_down_for_30_s_mid_incident_is_retried_until_it_returns(
         await asyncio.sleep(max(0.0, OUTAGE_S - (time.monotonic() - down)))  # the outage, not a sync
         failure = (await handle.describe()).raw_description.pending_activities[0].last_failure
         assert failure.application_failure_info.type in RETRYABLE, failure.message
-        assert stack.row(iid, EventType.ATTRIBUTED) is None
+        assert stack.row(iid, EventType.HELD) is None
     finally:
         start_slurmctld(sandbox)
     back = time.monotonic()
-    await stack.wait_row(iid, EventType.ATTRIBUTED, 90)  # slurmctld's own recovery, then the next retry (5 s apart)
-    attributed = time.monotonic() - back
+    await stack.wait_row(iid, EventType.HELD, 90)  # slurmctld's own recovery, then the next retry (5 s apart)
+    held = time.monotonic() - back
     await stack.wait_row(iid, EventType.RELEASED, 90)
     print(
-        f"\nslurmctld down {back - down:.0f} s; after it returned: attributed in {attributed:.1f} s,"
+        f"\nslurmctld down {back - down:.0f} s; after it returned: held in {held:.1f} s,"
         f" released in {time.monotonic() - back:.1f} s"
     )
     await assert_recovered_once(stack, iid, job_id)

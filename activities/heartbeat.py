@@ -1,0 +1,24 @@
+"""Heartbeats for activities that run a while without a long poll of their own."""
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from temporalio import activity
+
+
+@asynccontextmanager
+async def beating() -> AsyncIterator[None]:
+    """Beat every second while the block runs, so a worker that dies in it is replaced within
+    the activity's heartbeat timeout instead of its whole start-to-close timeout."""
+    task = asyncio.create_task(_beat())
+    try:
+        yield
+    finally:
+        task.cancel()
+
+
+async def _beat() -> None:
+    while True:
+        activity.heartbeat()
+        await asyncio.sleep(1.0)
