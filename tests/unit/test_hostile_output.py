@@ -326,6 +326,13 @@ def test_a_userspace_xid_line_in_kern_log_is_not_kernel_evidence() -> None:
     assert _during([forged, real], start) == [real]
 
 
+def test_a_kernel_line_within_the_second_slurm_names_as_the_start_is_not_the_attempts() -> None:
+    start = NOW.replace(microsecond=0) - timedelta(minutes=1)  # Slurm's StartTime: whole seconds
+    earlier_job = f"{stamp(start + timedelta(seconds=0.14))} node2 kernel: [ 99.000001] {XID}"
+    this_attempt = f"{stamp(start + timedelta(seconds=1.2))} node2 kernel: [ 100.200001] {XID}"
+    assert _during([earlier_job, this_attempt], start) == [this_attempt]
+
+
 def test_the_detector_reads_only_the_kernels_lines_of_a_kernel_log(tmp_path: Path, matcher) -> None:
     log = tmp_path / "node2.log"
     log.write_text("")
