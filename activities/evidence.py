@@ -1,6 +1,6 @@
 import asyncio
 import logging
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from temporalio import activity
 
@@ -17,6 +17,7 @@ from respawn.services import Services
 from respawn.sources.gpu_metrics import GpuMetrics, MetricsError, unavailable_line
 from respawn.sources.joblog import (
     UnsafeOutput,
+    in_attempt,
     kernel_message,
     logged_at,
     rank_of,
@@ -36,7 +37,6 @@ _JOB_RESTARTS = 20  # lines of the job's own launcher restarting its workers kep
 # How long the evidence waits for an ended job to finish completing (its nodes' epilogs), so
 # that Slurm lists all of its nodes again (actions.settled).
 _COMPLETING_WAIT_S = 3.0
-_START_RESOLUTION = timedelta(seconds=1)  # of Slurm's StartTime
 _READS_ANY_FILE = reads_any_file()  # once: the process keeps its capabilities
 # Respawn's own findings, by the kind of detection that carried them.
 _FINDINGS = {
@@ -248,13 +248,11 @@ def _owner(job: JobInfo) -> int | None:
 def _during(kernel: list[str], start: datetime | None) -> list[str]:
     """Kernel lines written since the attempt started. An Xid from an earlier
     job on the node is history, and must not be blamed for this attempt; an
-    undated line cannot be placed, so it is left out. Slurm's StartTime is in
-    whole seconds, so a line within the second it names may come before the
-    attempt (CI once saw an earlier job's Xid written 0.5 s before this one
-    started on the node): the attempt's own lines begin after that second. Only
-    the kernel's own lines are kernel evidence: a userspace program's line in
-    the same file (`<time> <host> myprog[123]: NVRM: Xid ...`) is not."""
+    undated line cannot be placed, so it is left out (`in_attempt`: after the
+    second Slurm's StartTime names). Only the kernel's own lines are kernel
+    evidence: a userspace program's line in the same file
+    (`<time> <host> myprog[123]: NVRM: Xid ...`) is not."""
     if start is None:
         return []
     dated = ((logged_at(t), t) for t in kernel if kernel_message(t) is not None)
-    return [t for at, t in dated if at is not None and at >= start + _START_RESOLUTION]
+    return [t for at, t in dated if at is not None and in_attempt(at, start)]

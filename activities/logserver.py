@@ -15,7 +15,7 @@ import time
 from datetime import UTC, datetime
 
 from respawn.scheduler.slurm import JobInfo
-from respawn.sources.joblog import kernel_message, logged_at
+from respawn.sources.joblog import in_attempt, kernel_message, logged_at
 from respawn.sources.logstream import Line, LogSourceError, LogStream, Selector
 from respawn.wire.incident import GatherRequest
 
@@ -51,7 +51,11 @@ def kernel(stream: LogStream, req: GatherRequest, node: str, job: JobInfo, limit
     except (LogSourceError, ValueError) as exc:
         log.warning("incident %s: kernel stream of %s not read: %s", req.incident_id, node, exc)
         return []
-    return [line.text for line in got.lines if kernel_message(line.text) is not None and _at(line) >= job.start_time]
+    return [
+        line.text
+        for line in got.lines
+        if kernel_message(line.text) is not None and in_attempt(_at(line), job.start_time)
+    ]
 
 
 def _at(line: Line) -> datetime:

@@ -12,7 +12,7 @@ and in line length, so one poll of one job costs bounded time and memory.
 import errno
 import os
 import stat
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import re2
@@ -272,6 +272,18 @@ def logged_at(line: str) -> datetime | None:
         return datetime.fromisoformat(match.group(1).replace("Z", "+00:00"))
     except ValueError:
         return None
+
+
+# Slurm's StartTime is in whole seconds, so a line within the second it names may come
+# before the attempt (CI once saw an earlier job's Xid, written 0.5 s before this attempt
+# started on the node, blamed for it).
+_START_RESOLUTION = timedelta(seconds=1)
+
+
+def in_attempt(at: datetime, start: datetime) -> bool:
+    """Whether a kernel line written at `at` belongs to the attempt Slurm says started at
+    `start`: the attempt's own lines begin after the second its StartTime names."""
+    return at >= start + _START_RESOLUTION
 
 
 def kernel_message(line: str) -> str | None:

@@ -271,7 +271,7 @@ async def test_a_label_mapping_that_finds_no_stream_is_on_record_for_the_job(tmp
 async def test_evidence_and_follow_read_the_attempt_from_the_server(tmp_path, fake):
     services = _services(_config(tmp_path, fake))
     slurm = Slurm(services)
-    start = datetime.now(UTC) - timedelta(seconds=30)
+    start = (datetime.now(UTC) - timedelta(seconds=30)).replace(microsecond=0)  # Slurm's: whole seconds
     slurm.jobs = [_job(7, state="FAILED", started=start, exit_code=1)]
     offset = int(start.timestamp()) * S
     _job_line(fake, 7, "an earlier attempt's line", offset - 5 * S)
@@ -279,6 +279,7 @@ async def test_evidence_and_follow_read_the_attempt_from_the_server(tmp_path, fa
     _job_line(fake, 7, FAILURE, offset + 2 * S)
     _kernel_line(fake, "node2", offset + 2 * S)
     _kernel_line(fake, "node3", offset - 60 * S)  # an earlier job's Xid on node3: history
+    _kernel_line(fake, "node1", offset + S // 2)  # within the second StartTime names: may be before it
     req = GatherRequest(incident_id="i", job_id=7, attempt=0, log_offset=offset, detections=[])
     gathered = await EvidenceActivities(services).gather_evidence(req)
     output = [line.text for line in gathered.evidence.lines if line.source is LineSource.JOB]
