@@ -208,9 +208,12 @@ async def test_the_evidence_is_gathered_and_judged_in_one_activity(env):
     assert result.phase is Phase.RESUMED and result.excluded_nodes == ["n2"]
     history = await recorded.handle.fetch_history()
     scheduled = [
-        e.activity_task_scheduled_event_attributes.activity_type.name
+        e.activity_task_scheduled_event_attributes
         for e in history.events
         if e.event_type == HistoryEvent.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
     ]
-    assert scheduled[0] == "assess_attempt" and not {"gather_evidence", "assess"} & set(scheduled)
+    names = [a.activity_type.name for a in scheduled]
+    assert names[0] == "assess_attempt" and not {"gather_evidence", "assess"} & set(names)
+    # It heartbeats: a worker killed in it is replaced within 20 s, not its 60 s start-to-close.
+    assert scheduled[0].heartbeat_timeout.ToSeconds() == 20
     assert fakes.calls[:3] == ["record:detected", "gather_evidence", "assess"]  # both steps, in order
