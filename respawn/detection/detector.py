@@ -10,7 +10,9 @@ line, a job that ended badly or a node of the job going down becomes a
 Detection, sent to the incident workflow of that job attempt with
 signal-with-start, so everything about one interruption lands in one incident.
 This loop reads, calls the rules, and delivers what they decide: detections,
-audit rows and telemetry.
+audit rows and telemetry. Detections are delivered beside the polls, not in
+them: a start that Temporal answers slowly delays that job's later detections
+(each job's go in order), never the next poll and with it every other job.
 
 Hangs and stragglers announce nothing: each running job's progress lines feed
 its rhythm (respawn/detection/rhythm.py), whose findings are written as trusted lines for
@@ -61,6 +63,7 @@ log = logging.getLogger("respawn.detection.detector")
 # else with its own: a poll that stalls must not keep a hold from being released.
 _WATCHDOG_INTERVAL_S = 1.0
 _FORGET_AFTER_S = 60.0  # a job Slurm has not listed for this long is gone (module _forget)
+_DRAIN_S = 5.0  # a stopping detector's wait for the detections it has not delivered yet
 
 
 _READS_ANY_FILE = reads_any_file()  # root, or a user given CAP_DAC_READ_SEARCH
@@ -97,6 +100,11 @@ class Detector:
         self._kernel_offsets: dict[str, int] = {}
         self._started = datetime.now(UTC)
         self._unsent: list[tuple[JobInfo, Enrolment, Detection]] = []  # not delivered yet: Temporal was down
+        self._delivering: dict[int, asyncio.Task[None]] = {}  # each job's latest delivery; its earlier ones before it
+        self._gate = asyncio.Semaphore(services.config.detector.max_concurrent_deliveries)
+        # Incidents that handed an attempt on to its next one, while a poll may be reading the job's
+        # state in its thread: applied to the state between polls (_hand_on), on the loop.
+        self._handed_on: dict[int, tuple[int, Delivery]] = {}  # job -> (attempt, where its detection went)
         self._listing: tuple[float, list[JobInfo]] | None = None  # the last poll's jobs, and when it read them
         self._not_responding: dict[str, float] = {}  # node -> since when Slurm has flagged it (monotonic)
         self._watchdog = Watchdog(services.config, services.slurm, services.audit)
@@ -114,6 +122,7 @@ class Detector:
         # while polls fail or stall.
         self._caught_up = time.monotonic()
         telemetry.DETECTOR_LAG.set_function(lambda: time.monotonic() - self._caught_up)
+        telemetry.UNDELIVERED.set_function(lambda: len(self._delivering) + len(self._unsent))
 
     @property
     def watches(self) -> dict[int, _Watch]:
@@ -125,13 +134,19 @@ class Detector:
             await self._poll_until(stop)
         finally:
             watchdog.cancel()
+            # What was detected goes out before the detector does, within a bound: a detection
+            # lost here is found again by the next detector's catch-up (detector.catch_up_s).
+            if self._delivering:
+                await asyncio.wait(list(self._delivering.values()), timeout=_DRAIN_S)
+            for task in list(self._delivering.values()):
+                task.cancel()
 
     async def _poll_until(self, stop: asyncio.Event) -> None:
         interval = self._s.config.detector.poll_interval_s
         while not stop.is_set():
             began = time.monotonic()
             try:
-                await self.poll_once()
+                await self.poll()
             except SchedulerError as exc:
                 log.warning("poll failed, will retry: %s", exc)
             except Exception:  # one bad poll must not stop detection for the cluster
@@ -165,8 +180,22 @@ class Detector:
         telemetry.WATCHDOG_RELEASES.inc(len(await self._watchdog.check(jobs)))
 
     async def poll_once(self) -> list[Detection]:
+        """One poll, and the deliveries of what it found (and of what waited): done when they are."""
+        found = await self.poll()
+        await self.delivered()
+        return found
+
+    async def delivered(self) -> None:
+        """Wait for every delivery begun so far."""
+        while self._delivering:
+            await asyncio.gather(*self._delivering.values(), return_exceptions=True)
+
+    async def poll(self) -> list[Detection]:
+        """Read Slurm and the jobs' output, and begin delivering what the rules found: the next
+        poll does not wait for Temporal to take it."""
         began = time.monotonic()
-        await self._resend()
+        self._resend()
+        self._hand_on()
         jobs, nodes = await asyncio.gather(self._s.slurm.jobs(), self._s.slurm.nodes())
         self._listing = (time.monotonic(), jobs)
         self._forget(jobs)
@@ -189,7 +218,7 @@ class Detector:
             if found and isinstance(watch.enrolment, Enrolment):
                 outbox.append((job, watch.enrolment, found))
                 detections += found
-        await self._deliver(outbox)
+        self._deliver(outbox)
         live = [self._jobs[j.job_id] for j in jobs if j.state not in ENDED]
         enrolled = sum(isinstance(w.enrolment, Enrolment) for w in live)
         telemetry.JOBS_MONITORED.labels(enrolled="true").set(enrolled)
@@ -275,43 +304,76 @@ class Detector:
 
     async def _send(self, job: JobInfo, enrolment: Enrolment, detection: Detection) -> None:
         """Signal a detection; while Temporal is unreachable, keep it for the next poll."""
-        watch = self._jobs.get(job.job_id)
-        current = watch is not None and watch.state.attempt == detection.attempt
-        if current and watch is not None and watch.state.attempt_offset > detection.log_offset:
+        seq, attempt_offset = self._current(job.job_id, detection.attempt)
+        if attempt_offset > detection.log_offset:
             # Made before the attempt moved on to its next incident: read what that one reads.
-            detection = detection.model_copy(update={"log_offset": watch.state.attempt_offset})
+            detection = detection.model_copy(update={"log_offset": attempt_offset})
         try:
-            delivery = await signal_detection(
-                self._client, self._s.config, enrolment, detection, seq=watch.state.seq if current and watch else 0
-            )
+            delivery = await signal_detection(self._client, self._s.config, enrolment, detection, seq=seq)
         except RPCError as exc:
             log.warning("Temporal unreachable, detection kept for the next poll: %s", exc.message)
             self._unsent.append((job, enrolment, detection))
             return
-        if delivery is not None and current and watch is not None and delivery.seq > watch.state.seq:
+        if delivery is not None and delivery.seq > seq:
             # The attempt outlived its earlier incident's suspicion: its next one is current now.
-            watch.state = replace(
-                watch.state, seq=delivery.seq, attempt_offset=max(watch.state.attempt_offset, delivery.log_offset)
-            )
+            self._handed_on[job.job_id] = (detection.attempt, delivery)
 
-    async def _deliver(self, outbox: list[tuple[JobInfo, Enrolment, list[Detection]]]) -> None:
-        """One poll's detections to Temporal, jobs side by side (bounded: a storm of failures
-        reaches Temporal at once, not one signal after another), each job's in its order."""
-        gate = asyncio.Semaphore(self._s.config.detector.max_concurrent_deliveries)
+    def _current(self, job_id: int, attempt: int) -> tuple[int, int]:
+        """The attempt's current incident (its seq) and where its evidence begins; (0, 0) for an
+        attempt the detector has moved past or never saw."""
+        watch = self._jobs.get(job_id)
+        if watch is None or watch.state.attempt != attempt:
+            return 0, 0
+        seq, offset = watch.state.seq, watch.state.attempt_offset
+        handed = self._handed_on.get(job_id)
+        if handed is not None and handed[0] == attempt and handed[1].seq > seq:
+            seq, offset = handed[1].seq, max(offset, handed[1].log_offset)
+        return seq, offset
 
-        async def one_job(job: JobInfo, enrolment: Enrolment, found: list[Detection]) -> None:
-            async with gate:
-                for detection in found:
-                    await self._send(job, enrolment, detection)
+    def _hand_on(self) -> None:
+        """Move each attempt whose incident handed it on to that next incident (between polls:
+        no thread is reading the states)."""
+        handed, self._handed_on = self._handed_on, {}
+        for job_id, (attempt, delivery) in handed.items():
+            watch = self._jobs.get(job_id)
+            if watch is not None and watch.state.attempt == attempt and delivery.seq > watch.state.seq:
+                watch.state = replace(
+                    watch.state,
+                    seq=delivery.seq,
+                    attempt_offset=max(watch.state.attempt_offset, delivery.log_offset),
+                )
 
-        await asyncio.gather(*(one_job(*item) for item in outbox))
+    def _deliver(self, outbox: list[tuple[JobInfo, Enrolment, list[Detection]]]) -> None:
+        """Begin delivering detections to Temporal: jobs side by side (bounded: a storm of failures
+        reaches Temporal at once, not one signal after another), each job's in its order, after
+        any of that job's still on their way."""
+        for job, enrolment, found in outbox:
+            earlier = self._delivering.get(job.job_id)
+            task = asyncio.create_task(self._deliver_job(earlier, job, enrolment, found))
+            self._delivering[job.job_id] = task
+            task.add_done_callback(partial(self._delivered_job, job.job_id))
 
-    async def _resend(self) -> None:
+    async def _deliver_job(
+        self, earlier: asyncio.Task[None] | None, job: JobInfo, enrolment: Enrolment, found: list[Detection]
+    ) -> None:
+        if earlier is not None:
+            await asyncio.wait([earlier])  # in order; however the earlier delivery ended
+        async with self._gate:
+            for detection in found:
+                await self._send(job, enrolment, detection)
+
+    def _delivered_job(self, job_id: int, task: asyncio.Task[None]) -> None:
+        if self._delivering.get(job_id) is task:
+            del self._delivering[job_id]
+        if not task.cancelled() and task.exception() is not None:
+            log.error("job %s: detections not delivered", job_id, exc_info=task.exception())
+
+    def _resend(self) -> None:
         unsent, self._unsent = self._unsent, []
         by_job: dict[int, tuple[JobInfo, Enrolment, list[Detection]]] = {}
         for job, enrolment, detection in unsent:
             by_job.setdefault(job.job_id, (job, enrolment, []))[2].append(detection)
-        await self._deliver(list(by_job.values()))
+        self._deliver(list(by_job.values()))
 
     def _watch(self, job: JobInfo) -> _Watch:
         watch = self._jobs.get(job.job_id)

@@ -85,6 +85,10 @@ DETECTOR_LAG = Gauge(
     "respawn_detector_lag_seconds",
     "How far behind the logs the detector reads: the time since its last complete poll began",
 )
+UNDELIVERED = Gauge(
+    "respawn_detections_undelivered",
+    "Jobs whose detections Temporal has not taken yet: on their way, or kept while it is unreachable",
+)
 SCHEDULER_ERRORS = Counter(
     "respawn_scheduler_errors_total", "Scheduler (Slurm) calls that failed", ["command", "error"]
 )
@@ -118,6 +122,7 @@ ALL = (
     WATCHDOG_RELEASES,
     JOBS_MONITORED,
     DETECTOR_LAG,
+    UNDELIVERED,
     SCHEDULER_ERRORS,
     LOST_GPU_HOURS,
     LOST_SECONDS,

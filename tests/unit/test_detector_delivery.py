@@ -49,11 +49,14 @@ async def test_detection_made_while_temporal_is_down_is_sent_at_the_next_poll(tm
 
     await detector._send(job, Enrolment(environment="demo", mode=Mode.ACTION), ended)
     assert temporal.started == []
-    await detector._resend()  # still down
+    detector._resend()  # still down
+    await detector.delivered()
     assert temporal.started == []
-    await detector._resend()
+    detector._resend()
+    await detector.delivered()
     assert temporal.started == ["incident-c1-7-0"]
-    await detector._resend()  # delivered once, not again
+    detector._resend()  # delivered once, not again
+    await detector.delivered()
     assert temporal.started == ["incident-c1-7-0"]
 
 
@@ -84,7 +87,8 @@ async def test_a_storm_of_failures_reaches_temporal_side_by_side_each_job_in_its
             for kind in (DetectionKind.LOG_LINE, DetectionKind.JOB_ENDED)
         ]
         outbox.append((job, enrolment, found))
-    await detector._deliver(outbox)
+    detector._deliver(outbox)
+    await detector.delivered()
     assert len(temporal.started) == 80 and temporal.most == 8  # bounded, and side by side
     # Within a job, the detections went in the order they were made (one after the other).
     assert all(temporal.started.count(f"incident-c1-{j}-0") == 2 for j in range(1, 41))

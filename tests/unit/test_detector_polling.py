@@ -184,3 +184,52 @@ async def test_a_launched_jobs_detections_say_so_and_a_planted_channel_is_only_a
         (folder / f"slurm-{job_id}.out").write_text(FAILURE + "\n")
     found = {d.job_id: d.launched for d in await detector.poll_once()}
     assert found == {3: True, 4: False, 5: False}
+
+
+class HeldTemporal:
+    """Holds the starts of job `held`'s incidents until `release` is set, as a loaded server
+    answers late; records each start's job and detection."""
+
+    def __init__(self, held: int) -> None:
+        self.held, self.release = held, asyncio.Event()
+        self.asked: list[int] = []
+        self.started: list[tuple[int, str]] = []
+
+    async def start_workflow(self, *args, start_signal_args, **kwargs):
+        detection = start_signal_args[0]
+        self.asked.append(detection.job_id)
+        if detection.job_id == self.held:
+            await self.release.wait()
+        self.started.append((detection.job_id, detection.kind.value))
+
+
+async def _until(condition, what: str, deadline_s: float = 10.0) -> None:
+    deadline = asyncio.get_running_loop().time() + deadline_s
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, f"not within {deadline_s} s: {what}"
+        await asyncio.sleep(0.01)
+
+
+async def test_a_start_temporal_answers_late_holds_no_other_jobs_detection(polled) -> None:
+    detector, slurm, _, folder = polled
+    temporal = HeldTemporal(held=1)
+    detector._client = temporal  # type: ignore[assignment]
+    slurm.listing = [_job(1, "RUNNING")]
+    stop = asyncio.Event()
+    running = asyncio.create_task(detector.run(stop))
+    try:
+        await _until(lambda: 1 in detector.watches, "job 1 watched")
+        (folder / "slurm-1.out").write_text(FAILURE + "\n")
+        await _until(lambda: 1 in temporal.asked, "job 1's failure line sent")
+        # Job 1 ends while its first start waits on Temporal; job 2 fails.
+        slurm.listing = [_job(1, "FAILED"), _job(2, "FAILED")]
+        await _until(lambda: (2, "job_ended") in temporal.started, "job 2's incident started")
+        assert temporal.started == [(2, "job_ended")]  # job 1's end waits behind its line
+        temporal.release.set()
+        await _until(lambda: len(temporal.started) == 3, "job 1's detections delivered")
+    finally:
+        stop.set()
+        temporal.release.set()
+        await running
+    assert temporal.started[1:] == [(1, "log_line"), (1, "job_ended")]  # in the order they were made
+    assert detector._delivering == {}
