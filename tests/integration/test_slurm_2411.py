@@ -163,6 +163,10 @@ async def test_requeue_while_completing_is_waited_out(cluster: Cluster) -> None:
     job_id = int(procs.run(argv, env=cluster.lab.env()).stdout.strip().split(";")[0])
     try:
         await cluster.wait_state(job_id, {"RUNNING"}, timeout=30)
+        # Its step's tasks run (they hold the node through KillWait): a job RUNNING to slurmctld
+        # whose launch has not reached its node yet has nothing to kill, and completes at once
+        # (a CI run under load requeued it so, and read it without the flag).
+        await until(lambda: _step_runs(cluster, job_id), 30, "the job's step to run")
         await cluster.slurm.requeue_hold(job_id)
         job = await cluster.job(job_id)
         assert (job.state, job.flags, job.completing) == (JobState.PENDING, [JobFlag.COMPLETING], True)
@@ -216,6 +220,11 @@ async def test_jobs_followed_at_once_are_read_in_one_call(cluster: Cluster, monk
 async def _state(slurm: Slurm, job_id: int, state: str) -> JobInfo | None:
     job = await slurm.job(job_id)
     return job if job.state == state else None
+
+
+async def _step_runs(cluster: Cluster, job_id: int) -> bool:
+    steps = procs.run(["squeue", "--steps", "--noheader", "--format=%i", f"--jobs={job_id}"], env=cluster.lab.env())
+    return f"{job_id}.0" in steps.stdout.split()
 
 
 async def _not_completing(cluster: Cluster, job_id: int):
