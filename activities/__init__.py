@@ -34,7 +34,6 @@ def all_activities(services: Services) -> list[Callable[..., Any]]:
         assessment.assess_attempt,
         scheduler.hold_job,
         scheduler.exclude_nodes,
-        scheduler.hold_and_exclude,
         scheduler.release_job,
         scheduler.drain_nodes,
         scheduler.mark_nodes_down,

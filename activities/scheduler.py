@@ -50,14 +50,6 @@ class SchedulerActivities:
 
         return await self._run(req, EventType.EXCLUDED, "update_excluded_nodes", act)
 
-    @activity.defn(name="hold_and_exclude")
-    async def hold_and_exclude(self, req: ActionRequest) -> list[ActionResult]:
-        """The hold, then the exclusion, in one activity: one workflow task fewer an incident,
-        which a storm's incidents each queue for. Both act on the job while Respawn holds it,
-        and each reads the job before it acts, so a retry after either redoes nothing (the
-        release, after which the job may run, stays an activity of its own)."""
-        return [await self.hold_job(req), await self.exclude_nodes(req)]
-
     @activity.defn(name="release_job")
     async def release_job(self, req: ActionRequest) -> ActionResult:
         """Release the held job and ask for an immediate start (no requeue back-off)."""

@@ -170,9 +170,6 @@ _STOP_TELLS_LAUNCHER = "stop-tells-launcher"
 # which a storm's incidents wait on. Still written before the workflow goes on; a workflow
 # task retried after a worker died writes the row again, and its key makes that a no-op.
 _LOCAL_AUDIT = "local-audit"
-# Patch: the hold and the exclusion in one activity (`hold_and_exclude`), not two: one workflow
-# task fewer per restart, which a storm's incidents each queue for.
-_HOLD_AND_EXCLUDE = "hold-and-exclude-in-one"
 _GIVE_UP_ACK_S = 10.0  # the launcher acknowledges within a moment: it polls its channel while it waits
 
 
@@ -509,15 +506,8 @@ class IncidentWorkflow:
                 self._acted(
                     await workflow.execute_activity_method(SchedulerActivities.mark_nodes_down, request, **_ACTION)
                 )
-            if workflow.patched(_HOLD_AND_EXCLUDE):
-                steps = await workflow.execute_activity_method(SchedulerActivities.hold_and_exclude, request, **_ACTION)
-                for step in steps:
-                    self._acted(step)
-            else:
-                self._acted(await workflow.execute_activity_method(SchedulerActivities.hold_job, request, **_ACTION))
-                self._acted(
-                    await workflow.execute_activity_method(SchedulerActivities.exclude_nodes, request, **_ACTION)
-                )
+            self._acted(await workflow.execute_activity_method(SchedulerActivities.hold_job, request, **_ACTION))
+            self._acted(await workflow.execute_activity_method(SchedulerActivities.exclude_nodes, request, **_ACTION))
             self._acted(await workflow.execute_activity_method(SchedulerActivities.release_job, request, **_ACTION))
             if drain:
                 # After the release, so the job is not kept waiting for it.

@@ -158,23 +158,6 @@ async def test_scheduler_actions_are_counted_once_however_often_an_activity_is_r
     ]
 
 
-async def test_the_hold_and_exclusion_in_one_activity_retried_act_once(services):
-    """A worker that dies in `hold_and_exclude` after both acted: its retry finds the job held
-    and the node excluded, changes nothing and writes no second row; the release comes after."""
-    env = ActivityEnvironment()
-    scheduler = SchedulerActivities(services)
-    request = ActionRequest(incident_id=IID, cluster="m1", job_id=7, attempt=0, exclude=["node2"])
-    restarts, exclusions = value("respawn_restarts_total"), value("respawn_exclusions_total")
-    first = await env.run(scheduler.hold_and_exclude, request)
-    retried = await env.run(scheduler.hold_and_exclude, request)
-    assert [step.done for step in first] == [True, True] and [step.done for step in retried] == [False, False]
-    assert services.slurm.released == []  # held until its own activity releases it
-    assert value("respawn_restarts_total") - restarts == 1 and value("respawn_exclusions_total") - exclusions == 1
-    rows = services.audit.query(incident_id=IID)
-    assert [(r.event_type, r.details["changed"]) for r in rows] == [(EventType.HELD, True), (EventType.EXCLUDED, True)]
-    assert rows[1].nodes == ["node2"]
-
-
 async def test_closed_incidents_stops_and_resumed_restarts_are_counted_from_new_audit_rows(services, tmp_path):
     env = ActivityEnvironment()
     audit = AuditActivities(services)

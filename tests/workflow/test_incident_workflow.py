@@ -150,20 +150,12 @@ class Fakes:
             )
             return Assessed(gathered=gathered, assessment=await assess(judged))
 
-        hold, exclude = action("hold_job"), action("exclude_nodes")
-
-        @activity.defn(name="hold_and_exclude")
-        async def hold_and_exclude(req: ActionRequest) -> list[ActionResult]:
-            # The two fakes in turn, as the real activity runs the two actions (calls: both names).
-            return [await hold(req), await exclude(req)]
-
         return [
             gather,
             assess,
             assess_attempt,
-            hold,
-            exclude,
-            hold_and_exclude,
+            action("hold_job"),
+            action("exclude_nodes"),
             action("release_job"),
             action("drain_nodes"),
             action("mark_nodes_down"),

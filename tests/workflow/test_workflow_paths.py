@@ -217,23 +217,3 @@ async def test_the_evidence_is_gathered_and_judged_in_one_activity(env):
     # It heartbeats: a worker killed in it is replaced within 20 s, not its 60 s start-to-close.
     assert scheduled[0].heartbeat_timeout.ToSeconds() == 20
     assert fakes.calls[:3] == ["record:detected", "gather_evidence", "assess"]  # both steps, in order
-
-
-async def test_the_hold_and_the_exclusion_are_one_activity(env):
-    """Patch `hold-and-exclude-in-one`: the restart's hold and exclusion one activity task (and one
-    workflow task), the release its own, and the UI's story an `acted` line for each."""
-    fakes, recorded = Fakes([XID], RESTART), Recorded()
-    result = await run_incident(env, fakes, operator=recorded)
-    assert result.phase is Phase.RESUMED and result.excluded_nodes == ["n2"]
-    history = await recorded.handle.fetch_history()
-    scheduled = [
-        e.activity_task_scheduled_event_attributes
-        for e in history.events
-        if e.event_type == HistoryEvent.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-    ]
-    names = [a.activity_type.name for a in scheduled]
-    assert names[:3] == ["assess_attempt", "hold_and_exclude", "release_job"]
-    assert not {"hold_job", "exclude_nodes"} & set(names)
-    assert scheduled[1].heartbeat_timeout.ToSeconds() == 20  # as each scheduler action
-    assert fakes.calls.index("hold_job") < fakes.calls.index("exclude_nodes") < fakes.calls.index("release_job")
-    assert fakes.requests["exclude_nodes"].exclude == ["n2"]

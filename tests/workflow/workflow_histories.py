@@ -84,8 +84,6 @@ CATALOGUE: dict[str, list[str]] = {
     "test_without_slurms_verdict_the_settle_runs_its_course": ["settle_ran_its_course"],
     # tests/workflow/test_workflow_paths.py (recorded with the patch "one-assessment-activity")
     "test_the_evidence_is_gathered_and_judged_in_one_activity": ["one_assessment_restart_excluding"],
-    # tests/workflow/test_workflow_paths.py (recorded with the patch "hold-and-exclude-in-one")
-    "test_the_hold_and_the_exclusion_are_one_activity": ["hold_and_exclude_restart_excluding"],
 }
 
 
