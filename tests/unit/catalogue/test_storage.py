@@ -130,6 +130,23 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "write-failed",
     ),
+    # Round 22: torch.save's writer refused its file (PyTorchStreamWriter::setup, by release).
+    (
+        "RuntimeError: [enforce fail at inline_container.cc:274] . PytorchStreamWriter failed opening archive.",
+        C.STORAGE,
+        L.STORAGE,
+        "write-failed",
+    ),
+    (
+        "RuntimeError: [enforce fail at inline_container.cc:331] . PytorchStreamWriter failed opening archive "
+        "/ckpt/run7/step_900.pt: file open failed",
+        C.STORAGE,
+        L.STORAGE,
+        "write-failed",
+    ),
+    ("RuntimeError: File /ckpt/run7/step_900.pt cannot be opened.", C.STORAGE, L.STORAGE, "write-failed"),
+    # The job's own path that is not there: its configuration, not the file system.
+    ("RuntimeError: Parent directory /ckpt/run7 does not exist.", C.APP_ERROR, L.APPLICATION, "python-exception"),
     (
         "RuntimeError: [enforce fail at inline_container.cc:778] . unexpected pos 1792 vs 1680",
         C.STORAGE,
@@ -236,6 +253,8 @@ NO_FAILURE: list[str] = [
     "checkpoint written: 0 errors, skipped 0 steps",
     "[ 519.3] nvme nvme0: Abort status: 0x0",
     "mount: /scratch mounted read-only as requested",
+    # A program's own message about a file it reads, not torch.save's writer.
+    "Input file: File weights.txt cannot be opened, using defaults",
 ]
 
 
