@@ -138,8 +138,10 @@ class Detector:
             # lost here is found again by the next detector's catch-up (detector.catch_up_s).
             if self._delivering:
                 await asyncio.wait(list(self._delivering.values()), timeout=_DRAIN_S)
-            for task in list(self._delivering.values()):
+            left = list(self._delivering.values())
+            for task in left:
                 task.cancel()
+            await asyncio.gather(*left, return_exceptions=True)
 
     async def _poll_until(self, stop: asyncio.Event) -> None:
         interval = self._s.config.detector.poll_interval_s

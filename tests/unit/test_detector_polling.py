@@ -233,3 +233,19 @@ async def test_a_start_temporal_answers_late_holds_no_other_jobs_detection(polle
         await running
     assert temporal.started[1:] == [(1, "log_line"), (1, "job_ended")]  # in the order they were made
     assert detector._delivering == {}
+
+
+async def test_a_stopping_detector_waits_for_its_deliveries_within_a_bound(polled, monkeypatch) -> None:
+    """Temporal that never answers does not keep a stopping detector: its delivery is cancelled
+    after the bound (the next detector's catch-up finds the job's end again)."""
+    detector, slurm, _, _ = polled
+    temporal = HeldTemporal(held=3)  # never released
+    detector._client = temporal  # type: ignore[assignment]
+    monkeypatch.setattr(detector_module, "_DRAIN_S", 0.2)
+    slurm.listing = [_job(3, "FAILED")]
+    stop = asyncio.Event()
+    running = asyncio.create_task(detector.run(stop))
+    await _until(lambda: 3 in temporal.asked, "job 3's start asked")
+    stop.set()
+    await asyncio.wait_for(running, timeout=10)
+    assert temporal.started == [] and detector._delivering == {}  # ended when the detector did, not later
