@@ -16,6 +16,7 @@ from respawn.detection import detector as detector_module
 from respawn.detection.detector import Detector
 from respawn.launcher import channel
 from respawn.launcher.channel import Status, StepState
+from respawn.sandbox.polling import until
 from respawn.scheduler.slurm import JobInfo, NodeInfo
 from respawn.services import build_services
 
@@ -203,13 +204,6 @@ class HeldTemporal:
         self.started.append((detection.job_id, detection.kind.value))
 
 
-async def _until(condition, what: str, deadline_s: float = 10.0) -> None:
-    deadline = asyncio.get_running_loop().time() + deadline_s
-    while not condition():
-        assert asyncio.get_running_loop().time() < deadline, f"not within {deadline_s} s: {what}"
-        await asyncio.sleep(0.01)
-
-
 async def test_a_start_temporal_answers_late_holds_no_other_jobs_detection(polled) -> None:
     detector, slurm, _, folder = polled
     temporal = HeldTemporal(held=1)
@@ -218,15 +212,15 @@ async def test_a_start_temporal_answers_late_holds_no_other_jobs_detection(polle
     stop = asyncio.Event()
     running = asyncio.create_task(detector.run(stop))
     try:
-        await _until(lambda: 1 in detector.watches, "job 1 watched")
+        await until(lambda: 1 in detector.watches, 10, "job 1 watched", interval=0.01)
         (folder / "slurm-1.out").write_text(FAILURE + "\n")
-        await _until(lambda: 1 in temporal.asked, "job 1's failure line sent")
+        await until(lambda: 1 in temporal.asked, 10, "job 1's failure line sent", interval=0.01)
         # Job 1 ends while its first start waits on Temporal; job 2 fails.
         slurm.listing = [_job(1, "FAILED"), _job(2, "FAILED")]
-        await _until(lambda: (2, "job_ended") in temporal.started, "job 2's incident started")
+        await until(lambda: (2, "job_ended") in temporal.started, 10, "job 2's incident started", interval=0.01)
         assert temporal.started == [(2, "job_ended")]  # job 1's end waits behind its line
         temporal.release.set()
-        await _until(lambda: len(temporal.started) == 3, "job 1's detections delivered")
+        await until(lambda: len(temporal.started) == 3, 10, "job 1's detections delivered", interval=0.01)
     finally:
         stop.set()
         temporal.release.set()
@@ -245,7 +239,7 @@ async def test_a_stopping_detector_waits_for_its_deliveries_within_a_bound(polle
     slurm.listing = [_job(3, "FAILED")]
     stop = asyncio.Event()
     running = asyncio.create_task(detector.run(stop))
-    await _until(lambda: 3 in temporal.asked, "job 3's start asked")
+    await until(lambda: 3 in temporal.asked, 10, "job 3's start asked", interval=0.01)
     stop.set()
     await asyncio.wait_for(running, timeout=10)
     assert temporal.started == [] and detector._delivering == {}  # ended when the detector did, not later
