@@ -10,7 +10,13 @@ from temporalio import activity
 @asynccontextmanager
 async def beating() -> AsyncIterator[None]:
     """Beat every second while the block runs, so a worker that dies in it is replaced within
-    the activity's heartbeat timeout instead of its whole start-to-close timeout."""
+    the activity's heartbeat timeout instead of its whole start-to-close timeout.
+
+    Run as a local activity (assess_attempt, patch `local-assessment`) it beats not: a local
+    activity has no heartbeat, its workflow task's timeout notices a worker that died in it."""
+    if activity.info().is_local:
+        yield
+        return
     task = asyncio.create_task(_beat())
     try:
         yield

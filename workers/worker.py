@@ -43,9 +43,10 @@ def worker_options(settings: TemporalSettings) -> dict[str, Any]:
         "sticky_queue_schedule_to_start_timeout": timedelta(seconds=settings.sticky_timeout_s),
         "max_concurrent_activities": settings.max_concurrent_activities,
         "max_concurrent_workflow_tasks": settings.max_concurrent_workflow_tasks,
-        # An incident's audit rows are local activities, written inside the workflow task that
-        # asks for them, which stays open until they are: as many slots as workflow tasks, so that
-        # no task waits for another's row (the SDK's default is 100, against 200 workflow tasks).
+        # An incident's audit rows and its assessment are local activities, run inside the
+        # workflow task that asks for them, which stays open until they are done, one at a time:
+        # as many slots as workflow tasks, so that no task waits for another's (the SDK's default
+        # is 100, against 200 workflow tasks).
         "max_concurrent_local_activities": settings.max_concurrent_workflow_tasks,
         # The SDK polls with at most 5 calls per kind: in a storm the workflow tasks waited on
         # the server for a poll while the worker had free slots (benchmarks/storm.py: queued

@@ -112,6 +112,23 @@ _ASSESSMENT = _Options(
 _ACTION = _Options(**_QUICK, heartbeat_timeout=timedelta(seconds=20))
 
 
+class _LocalOptions(TypedDict, total=False):
+    """A local activity's options: those of an activity but its heartbeat, which a local activity
+    has none of (its workflow task's timeout notices a worker that died in it)."""
+
+    start_to_close_timeout: timedelta
+    schedule_to_close_timeout: timedelta
+    retry_policy: RetryPolicy
+
+
+def _local(options: _Options) -> _LocalOptions:
+    return _LocalOptions(
+        start_to_close_timeout=options["start_to_close_timeout"],
+        schedule_to_close_timeout=options["schedule_to_close_timeout"],
+        retry_policy=options["retry_policy"],
+    )
+
+
 def _long_poll(timeout_s: float) -> _Options:
     """A long poll (follow, reconciliation, relaunch): it heartbeats, so a dead worker is noticed
     in seconds, and it may run its own timeout plus a margin."""
@@ -162,6 +179,11 @@ _SETTLE_UNTIL_SLURM_ENDS_IT = "settle-until-slurm-ends-it"
 # Patch: the evidence is gathered and assessed in one activity (`assess_attempt`), not two:
 # one workflow task fewer per assessment, which a storm's incidents each queue for.
 _ONE_ASSESSMENT_ACTIVITY = "one-assessment-activity"
+# Patch: the assessment is a local activity, run by the worker in the workflow task that asks for
+# it: the incident decides in that task, not in a second one queued behind a storm's others.
+# It reads and judges, acting on nothing, so a task retried after its worker died runs it again
+# (within the task's 10 s timeout, where the activity's heartbeat took 20 s).
+_LOCAL_ASSESSMENT = "local-assessment"
 # Patch: a stop of a job whose launcher waits for its word after the step failed tells it to
 # give up, so that the job ends now and not after the launcher's `--wait-s`.
 _STOP_TELLS_LAUNCHER = "stop-tells-launcher"
@@ -728,9 +750,15 @@ class IncidentWorkflow:
             detections=list(self._detections),
         )
         if workflow.patched(_ONE_ASSESSMENT_ACTIVITY):
-            assessed = await workflow.execute_activity_method(
-                AssessmentActivities.assess_attempt, AssessAttemptRequest(incident=inp, gather=request), **_ASSESSMENT
-            )
+            attempt = AssessAttemptRequest(incident=inp, gather=request)
+            if workflow.patched(_LOCAL_ASSESSMENT):
+                assessed = await workflow.execute_local_activity_method(
+                    AssessmentActivities.assess_attempt, attempt, **_local(_ASSESSMENT)
+                )
+            else:
+                assessed = await workflow.execute_activity_method(
+                    AssessmentActivities.assess_attempt, attempt, **_ASSESSMENT
+                )
             self._gathered = assessed.gathered
             return assessed.gathered, assessed.assessment
         gathered = await workflow.execute_activity_method(EvidenceActivities.gather_evidence, request, **_QUICK)
@@ -823,13 +851,7 @@ class IncidentWorkflow:
             **fields,
         )
         if workflow.patched(_LOCAL_AUDIT):
-            await workflow.execute_local_activity_method(
-                AuditActivities.record_event,
-                event,
-                start_to_close_timeout=_QUICK["start_to_close_timeout"],
-                schedule_to_close_timeout=_QUICK["schedule_to_close_timeout"],
-                retry_policy=_QUICK["retry_policy"],
-            )
+            await workflow.execute_local_activity_method(AuditActivities.record_event, event, **_local(_QUICK))
         else:
             await workflow.execute_activity_method(AuditActivities.record_event, event, **_QUICK)
         self._show(event)

@@ -10,7 +10,9 @@ requeues the job held, excludes node2 and releases it.
 
 Slurm commands go through shims (`scheduler.slurm_bin_dir`): the real
 commands, except that an armed `scontrol requeuehold` blocks after Slurm has
-acted, until the test opens the gate, so the worker dies inside the requeue.
+acted, until the test opens the gate, so the worker dies inside the requeue;
+and an armed read of a job's excluded nodes by the worker (squeue's `%A|%x`,
+which the evidence reads) blocks alike, so the worker dies inside the assessment.
 """
 
 import asyncio
@@ -44,23 +46,30 @@ COMMENT = '{"respawn":{"environment":"crash","mode":"action"}}'
 OUTAGE_S = 30.0
 RETRYABLE = {"SchedulerUnavailable", "TransportError", "CommandTimeout"}  # as_activity_error's types
 
-# The scontrol shim. Only one requeuehold blocks per arming: `mv` claims the gate atomically.
-_SCONTROL = """#!/bin/sh
-# Test shim (tests/e2e/test_crash_safety.py): the real scontrol; an armed requeuehold
-# then waits, after Slurm acted, until the test opens the gate (at most 60 s).
+# A gated shim: the real command, then, when the call matches an armed gate, a wait until the
+# test opens it. Only one call blocks per arming: `mv` claims the gate atomically.
+_GATED = """#!/bin/sh
+# Test shim (tests/e2e/test_crash_safety.py): the real {name}; an armed call matching
+# {what} then waits, after it ran, until the test opens the gate (at most 60 s).
 {real} "$@"
 rc=$?
-if [ "$1" = requeuehold ] && mv {gate}/armed {gate}/claimed 2>/dev/null; then
+if {matches} && mv {gate}/armed {gate}/claimed 2>/dev/null; then
   touch {gate}/inside
   i=0
   while [ ! -e {gate}/open ] && [ "$i" -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 fi
 exit $rc
 """
+# scontrol requeuehold; the worker's (its parent's command line names the role) read of
+# excluded nodes, which the evidence makes first (respawn/scheduler/slurm.py, `job`).
+_REQUEUEHOLD = '[ "$1" = requeuehold ]'
+_WORKERS_EXCLUSIONS = (
+    """tr '\\0' ' ' < /proc/$PPID/cmdline | grep -q ' worker ' && case "$*" in *'%A|%x'*) true ;; *) false ;; esac"""
+)
 
 
 class Gate:
-    """Where the scontrol shim stops inside a requeuehold, and the test lets it go."""
+    """Where a shim stops inside its command (a requeuehold, an evidence read), and the test lets it go."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -76,13 +85,25 @@ class Gate:
         (self.folder / "open").touch()
 
 
-def _write_shims(folder: Path, gate: Gate) -> Path:
+def _write_shims(folder: Path, requeue: Gate, evidence: Gate) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    for name in ("squeue", "sinfo", "scancel"):
+    for name in ("sinfo", "scancel"):
         (folder / name).symlink_to(_which(name))
-    scontrol = folder / "scontrol"
-    scontrol.write_text(_SCONTROL.format(real=shlex.quote(_which("scontrol")), gate=shlex.quote(str(gate.folder))))
-    scontrol.chmod(0o755)
+    for name, gate, matches, what in (
+        ("scontrol", requeue, _REQUEUEHOLD, "requeuehold"),
+        ("squeue", evidence, _WORKERS_EXCLUSIONS, "the worker's read of excluded nodes"),
+    ):
+        shim = folder / name
+        shim.write_text(
+            _GATED.format(
+                name=name,
+                what=what,
+                real=shlex.quote(_which(name)),
+                matches=matches,
+                gate=shlex.quote(str(gate.folder)),
+            )
+        )
+        shim.chmod(0o755)
     return folder
 
 
@@ -93,7 +114,7 @@ def _which(name: str) -> str:
 
 
 class CrashStack:
-    """A detector and a worker for the "crash" cluster, the gate of their scontrol, and the test's jobs."""
+    """A detector and a worker for the "crash" cluster, the gates of their Slurm commands, and the test's jobs."""
 
     def __init__(
         self,
@@ -104,7 +125,8 @@ class CrashStack:
         approval_timeout_s: float | None = None,
     ) -> None:
         self.lab = lab
-        self.gate = Gate(folder / "gate")
+        self.gate = Gate(folder / "gate")  # inside the requeue
+        self.evidence_gate = Gate(folder / "evidence-gate")  # inside the assessment
         base = lab_config(lab).model_dump(mode="json")
         environment: dict = {"max_mode": "action"}
         if approval_timeout_s is not None:  # its actions wait for an operator; nobody answers, so approved
@@ -115,7 +137,10 @@ class CrashStack:
                 "cluster": CLUSTER,
                 "environments": {"crash": environment},
                 "audit_db": str(folder / "audit.db"),
-                "scheduler": {**base["scheduler"], "slurm_bin_dir": str(_write_shims(folder / "bin", self.gate))},
+                "scheduler": {
+                    **base["scheduler"],
+                    "slurm_bin_dir": str(_write_shims(folder / "bin", self.gate, self.evidence_gate)),
+                },
                 "detector": {**base["detector"], "settle_s": settle_s, "follow_timeout_s": 120.0},
                 "watchdog": {"hold_timeout_s": hold_timeout_s},
             }
@@ -174,6 +199,7 @@ class CrashStack:
 
     async def close(self) -> None:
         self.gate.open()  # a shim left waiting would linger
+        self.evidence_gate.open()
         self.worker.stop()
         self.detector.stop()
         for job_id in self.jobs:
@@ -247,6 +273,29 @@ async def test_worker_killed_inside_the_requeue_requeues_exactly_once(make_stack
     print(f"\ntakeover after kill -9 inside the requeue: {time.monotonic() - killed:.1f} s")
     # The retry read Slurm's restart count and did not requeue again.
     assert held.details["changed"] is False and "already requeued" in held.details["detail"]
+    await assert_recovered_once(stack, iid, job_id)
+
+
+@pytest.mark.slow
+async def test_worker_killed_inside_the_assessment_decides_and_requeues_once(make_stack):
+    """The assessment is a local activity (patch `local-assessment`): a worker killed in it never
+    completes its workflow task, which times out; the next worker runs the task again, its audit
+    row of the detection included, which that row's key makes a no-op."""
+    stack = make_stack()
+    stack.start()
+    job_id = stack.submit()
+    stack.evidence_gate.arm()
+    iid = await stack.fail(job_id)
+
+    await until(stack.evidence_gate.inside, 90, "the worker to be inside the assessment's read of Slurm")
+    assert stack.row(iid, EventType.DETECTED) is not None and stack.row(iid, EventType.DECIDED) is None
+    stack.worker.kill()
+    killed = time.monotonic()
+    stack.evidence_gate.open()
+    stack.worker.start()
+
+    await stack.wait_row(iid, EventType.DECIDED, 90)
+    print(f"\ndecided {time.monotonic() - killed:.1f} s after kill -9 inside the assessment")
     await assert_recovered_once(stack, iid, job_id)
 
 

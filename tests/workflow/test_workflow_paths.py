@@ -5,6 +5,7 @@ followed, the operator's release and the Web UI's signal, the advisor's release 
 unconverged stop, and slowdown incidents. Each is also a recorded history
 (tests/data/histories/) that tests/workflow/test_replay.py replays."""
 
+import json
 import uuid
 from datetime import UTC, datetime, timedelta
 
@@ -201,19 +202,27 @@ async def test_slowdown_acted_on_excludes_the_slow_node(env):
     assert fakes.requests["exclude_nodes"].exclude == ["n2"]
 
 
-async def test_the_evidence_is_gathered_and_judged_in_one_activity(env):
-    """Patch `one-assessment-activity`: one activity task and one workflow task per assessment."""
+async def test_the_evidence_is_gathered_judged_and_decided_on_in_one_workflow_task(env):
+    """Patches `one-assessment-activity` and `local-assessment`: one local activity per assessment,
+    run in the workflow task that then records the decision and schedules the hold."""
     fakes, recorded = Fakes([XID], RESTART), Recorded()
     result = await run_incident(env, fakes, operator=recorded)
     assert result.phase is Phase.RESUMED and result.excluded_nodes == ["n2"]
     history = await recorded.handle.fetch_history()
-    scheduled = [
-        e.activity_task_scheduled_event_attributes
-        for e in history.events
-        if e.event_type == HistoryEvent.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-    ]
-    names = [a.activity_type.name for a in scheduled]
-    assert names[0] == "assess_attempt" and not {"gather_evidence", "assess"} & set(names)
-    # It heartbeats: a worker killed in it is replaced within 20 s, not its 60 s start-to-close.
-    assert scheduled[0].heartbeat_timeout.ToSeconds() == 20
+    steps = []  # (what, name): local activities by their marker, activity tasks as scheduled
+    for e in history.events:
+        if e.event_type == HistoryEvent.EVENT_TYPE_MARKER_RECORDED:
+            marker = e.marker_recorded_event_attributes
+            if marker.marker_name == "core_local_activity":
+                steps.append(("local", json.loads(marker.details["data"].payloads[0].data)["activity_type"]))
+        elif e.event_type == HistoryEvent.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            steps.append(("activity", e.activity_task_scheduled_event_attributes.activity_type.name))
+        elif e.event_type == HistoryEvent.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+            steps.append(("workflow task", ""))
+    names = [name for _, name in steps]
+    assert ("local", "assess_attempt") in steps and not {"gather_evidence", "assess"} & set(names)
+    assert ("activity", "assess_attempt") not in steps
+    # From the assessment to the hold no workflow task in between: the decision is in the same one.
+    between = steps[steps.index(("local", "assess_attempt")) : steps.index(("activity", "hold_job"))]
+    assert ("workflow task", "") not in between and ("local", "record_event") in between
     assert fakes.calls[:3] == ["record:detected", "gather_evidence", "assess"]  # both steps, in order

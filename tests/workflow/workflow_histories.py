@@ -82,8 +82,9 @@ CATALOGUE: dict[str, list[str]] = {
     "test_slurms_verdict_with_the_first_detection_leaves_nothing_to_settle": ["settle_none_after_slurms_verdict"],
     "test_slurms_verdict_during_the_settle_ends_it": ["settle_ended_by_slurms_verdict"],
     "test_without_slurms_verdict_the_settle_runs_its_course": ["settle_ran_its_course"],
-    # tests/workflow/test_workflow_paths.py (recorded with the patch "one-assessment-activity")
-    "test_the_evidence_is_gathered_and_judged_in_one_activity": ["one_assessment_restart_excluding"],
+    # tests/workflow/test_workflow_paths.py (recorded with the patch "local-assessment"; its
+    # one_assessment_restart_excluding with "one-assessment-activity", by the test before it)
+    "test_the_evidence_is_gathered_judged_and_decided_on_in_one_workflow_task": ["local_assessment_restart_excluding"],
 }
 
 
