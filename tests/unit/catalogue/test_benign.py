@@ -8,7 +8,8 @@ Sources: NVIDIA's Xid catalogue and nverror.h / gpu.c (the informational Xids an
 recovery action to None); PyTorch's ProcessGroupNCCL.cpp ("should dump" on TCPStore) and
 TCPStore.cpp; NCCL's checks.h ("driver shutting down"), ibvwrap.cc's handled retries; Megatron-LM
 and DeepSpeed's loss scalers (loss_scaler.py, fused_optimizer.py); PyTorch's MPS fallback and
-PaddlePaddle's device notice. Each veto names the benign pattern that silences the line and,
+PaddlePaddle's device notice; round 23, what srun, the kernel, PyTorch and a few libraries print
+when they go on (their sources beside the lines). Each veto names the benign pattern that silences the line and,
 where the case says so, the failure pattern it would otherwise hit.
 """
 
@@ -84,6 +85,51 @@ BENIGN: list[str] = [
     # PaddlePaddle's device notice at start.
     "W0101 10:00:00.000000  1234 gpu_resources.cc:119] Please NOTE: device: 0, GPU Compute Capability: 8.0, Driver "
     "API Version: 12.2, Runtime API Version: 11.8",
+    # Round 23 (2026-12-06), a sweep of look-alikes that carry a failure's words and report what
+    # went on: srun's handled wait for a step (SchedMD/slurm 22.05 src/srun/libsrun/launch.c
+    # "Job %u step creation temporarily disabled, retrying (%s)", then "Step created for job %u";
+    # 24.11 src/srun/launch.c "Step created for %ps"), its pty's window-size probe (srun_pty.c
+    # "ioctl(TIOCGWINSZ): %m") and its ignored option (libsrun/opt.c "Warning: can't honor
+    # --ntasks-per-node ...").
+    "srun: Job 4242 step creation temporarily disabled, retrying (Requested nodes are busy)",
+    "srun: Step created for job 4242",
+    "srun: Step created for StepId=4242.3",
+    "srun: error: ioctl(TIOCGWINSZ): Inappropriate ioctl for device",
+    "srun: Warning: can't honor --ntasks-per-node set to 8 which doesn't match the requested tasks 16 with the "
+    "number of requested nodes 1. Ignoring --ntasks-per-node.",
+    # ... the kernel's: one corrected memory error (drivers/edac/edac_mc.c, "%d CE"), a server or
+    # target back (fs/nfs "nfs: server %s OK"; Lustre's ptlrpc/import.c "Connection restored
+    # to %s"), a cable plugged and a link up (mlx5_core's port module event, the netdev's
+    # "Link up"), perf lowering its sample rate (kernel/events/core.c "perf: interrupt took too
+    # long ...").
+    "kernel: EDAC MC0: 1 CE memory read error on CPU_SrcID#0_MC#0_Chan#1_DIMM#0 (channel:1 slot:0 page:0x12345 "
+    "offset:0x0 grain:32 syndrome:0x0 - err_code:0x0000:0x009f socket:0 imc:0 rank:0)",
+    "kernel: nfs: server nfs01 OK",
+    "kernel: Lustre: lustre-OST0003-osc-ffff888123456000: Connection restored to 10.0.0.12@o2ib (at 10.0.0.12@o2ib)",
+    "kernel: mlx5_core 0000:3b:00.0: mlx5_port_module_event:1165:(pid 0): Port module event: module 0, Cable plugged",
+    "kernel: mlx5_core 0000:3b:00.0 ib0: Link up",
+    "kernel: perf: interrupt took too long (2502 > 2500), lowering kernel.perf_event_max_sample_rate to 79750",
+    # ... PyTorch's at a normal exit (ProcessGroupNCCL.cpp's "process group has NOT been destroyed"
+    # warning, 2.4 on), Gloo's loopback fallback (ProcessGroupGloo.cpp), DDP's unused-parameter
+    # advice (reducer.cpp), elastic's agent finishing (torch/distributed/elastic/agent/server/api.py).
+    "[rank0]:[W1206 10:11:12.123456 ProcessGroupNCCL.cpp:1168] Warning: WARNING: process group has NOT been "
+    "destroyed before we destruct ProcessGroupNCCL. On normal program exit, the application should call "
+    "destroy_process_group to ensure that any pending NCCL operations have finished in this process. In rare cases "
+    "this process can exit before this point and block the progress of another member of the process group.",
+    "[W ProcessGroupGloo.cpp:694] Warning: Unable to resolve hostname to a (local) address. Using the loopback "
+    "address as fallback. Manually set the network interface to bind to with GLOO_SOCKET_IFNAME.",
+    "[rank0]:[W reducer.cpp:1389] Warning: find_unused_parameters=True was specified in DDP constructor, but did not "
+    "find any unused parameters in the forward pass.",
+    "INFO:torch.distributed.elastic.agent.server.api:[default] worker group successfully finished. Waiting 300 "
+    "seconds for other agents to finish.",
+    # ... and the libraries': tokenizers disabling its threads after a fork (huggingface/tokenizers
+    # "Disabling parallelism to avoid deadlocks..."), wandb's handled retry ("Network error (%s),
+    # entering retry loop."), DeepSpeed ZeRO-3's allocator-flush advice (runtime/zero/stage3.py).
+    "huggingface/tokenizers: The current process just got forked, after parallelism has already been used. "
+    "Disabling parallelism to avoid deadlocks...",
+    "wandb: Network error (ConnectionError), entering retry loop.",
+    "[2026-12-06 10:11:12,345] [WARNING] [stage3.py:1850:step] 4 pytorch allocator cache flushes since last step. "
+    "this happens when there is high memory pressure and is detrimental to performance.",
 ]
 
 
