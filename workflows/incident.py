@@ -271,10 +271,12 @@ class IncidentWorkflow:
         self._input = inp
         try:
             return await self._handle(inp)
-        except ActivityError as err:
+        except (ActivityError, ApplicationError) as err:
             # The owner cancelled the job, it finished, or it vanished while we
             # worked on it: there is nothing left to recover, say so and stop.
-            cause = err.cause
+            # An activity's error comes wrapped in an ActivityError; a local activity's
+            # (the assessment, the audit rows) as it was raised.
+            cause = err.cause if isinstance(err, ActivityError) else err
             if isinstance(cause, ApplicationError) and cause.type in JOB_GONE:
                 result = IncidentResult(
                     incident_id=workflow.info().workflow_id,

@@ -65,7 +65,7 @@ class Fakes:
         launcher: LauncherView | None = None,
     ) -> None:
         self.launcher = launcher  # the job's in-job launcher as the evidence reads it
-        self.gone_at = gone_at  # an action that finds the job cancelled by its owner
+        self.gone_at = gone_at  # an action (or gather_evidence) that finds the job gone
         self.nodes = nodes or NodeVerdict()
         self._interruptions = interruptions  # the verdict of each assessment in turn (the last one repeats)
         self._cascade = cascade  # what the runbook says (None: as recorded before runbooks said it)
@@ -83,6 +83,8 @@ class Fakes:
         async def gather(req: GatherRequest) -> Gathered:
             self.calls.append("gather_evidence")
             self.gathers.append(req)
+            if self.gone_at == "gather_evidence":
+                raise ApplicationError("job 5 not found", type="JobNotFound", non_retryable=True)
             return Gathered(
                 evidence=Evidence(cluster="c", job_id=req.job_id, attempt=req.attempt),
                 log_end=100,

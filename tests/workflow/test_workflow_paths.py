@@ -226,3 +226,14 @@ async def test_the_evidence_is_gathered_judged_and_decided_on_in_one_workflow_ta
     between = steps[steps.index(("local", "assess_attempt")) : steps.index(("activity", "hold_job"))]
     assert ("workflow task", "") not in between and ("local", "record_event") in between
     assert fakes.calls[:3] == ["record:detected", "gather_evidence", "assess"]  # both steps, in order
+
+
+async def test_a_job_gone_during_the_assessment_closes_the_incident_with_nothing_done(env):
+    """A local activity's error reaches the workflow unwrapped (an activity's comes in an
+    ActivityError): the job left recovery all the same, the incident closes, no scheduler action.
+    Before it was read so, such an incident failed."""
+    fakes = Fakes([XID], RESTART, gone_at="gather_evidence")
+    result = await run_incident(env, fakes)
+    assert result.phase is Phase.CLOSED and result.reason == "job left recovery: job 5 not found"
+    assert fakes.calls.count("gather_evidence") == 1  # final: not retried
+    assert not {"hold_job", "exclude_nodes", "release_job"} & set(fakes.calls)

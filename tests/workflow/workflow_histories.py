@@ -85,6 +85,7 @@ CATALOGUE: dict[str, list[str]] = {
     # tests/workflow/test_workflow_paths.py (recorded with the patch "local-assessment"; its
     # one_assessment_restart_excluding with "one-assessment-activity", by the test before it)
     "test_the_evidence_is_gathered_judged_and_decided_on_in_one_workflow_task": ["local_assessment_restart_excluding"],
+    "test_a_job_gone_during_the_assessment_closes_the_incident_with_nothing_done": ["job_gone_in_local_assessment"],
 }
 
 
