@@ -98,7 +98,8 @@ _QUICK = _Options(
     retry_policy=_SCHEDULER_RETRY,
 )
 # The evidence gathered and assessed in one activity: the 30 s each of the two had, and a
-# heartbeat, so that a worker killed in it is replaced within 20 s, not 60.
+# heartbeat, so that a worker killed in it is replaced within 20 s, not 60 (run as a local
+# activity since patch `local-assessment`, the same timeouts without the heartbeat).
 _ASSESSMENT = _Options(
     start_to_close_timeout=timedelta(seconds=60),
     schedule_to_close_timeout=timedelta(minutes=5),

@@ -38,6 +38,7 @@ from respawn.sandbox.labconfig import lab_config
 from respawn.sandbox.workload import submit as submit_module
 from respawn.sandbox.workload.faults import FaultKind, inject
 from respawn.sandbox.workload.submit import output_path, submit
+from respawn.scheduler import squeue_text
 from respawn.services import connect_temporal
 from tests.recovery_stack import Cluster, RespawnProcess, until, write_config
 
@@ -61,10 +62,13 @@ fi
 exit $rc
 """
 # scontrol requeuehold; the worker's (its parent's command line names the role) read of
-# excluded nodes, which the evidence makes first (respawn/scheduler/slurm.py, `job`).
+# excluded nodes, which the evidence makes first (respawn/scheduler/slurm.py, `job`), known by
+# the format the adapter asks squeue for.
 _REQUEUEHOLD = '[ "$1" = requeuehold ]'
+_EXCLUSIONS_FORMAT = squeue_text.excluded_command([1])[-1]
 _WORKERS_EXCLUSIONS = (
-    """tr '\\0' ' ' < /proc/$PPID/cmdline | grep -q ' worker ' && case "$*" in *'%A|%x'*) true ;; *) false ;; esac"""
+    """tr '\\0' ' ' < /proc/$PPID/cmdline | grep -q ' worker ' && """
+    f"""case "$*" in *{shlex.quote(_EXCLUSIONS_FORMAT)}*) true ;; *) false ;; esac"""
 )
 
 
