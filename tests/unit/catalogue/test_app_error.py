@@ -489,6 +489,23 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "python-import-error",
     ),
+    # Round 24: CUDA's cudaErrorTooManyPeers; Triton's compiler refusing a kernel the GPU cannot hold
+    # (triton/runtime/errors.py OutOfResources); a module's exception class named plain Error.
+    ("RuntimeError: CUDA error: peer mapping resources exhausted", C.APP_ERROR, L.APPLICATION, "cuda-build-mismatch"),
+    (
+        "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 233472, Hardware limit: "
+        "232448. Reducing block sizes or `num_stages` may help.",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "cuda-build-mismatch",
+    ),
+    (
+        "poptorch.poptorch_core.Error: In poptorch/source/LowerToPopart.cpp:88: 'std::out_of_range': vector::_M_range_check",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "python-exception",
+    ),
+    ("_csv.Error: line contains NUL", C.APP_ERROR, L.APPLICATION, "python-exception"),
 ]
 
 
@@ -514,6 +531,9 @@ BENIGN: list[str] = [
     "NVIDIA driver on your system is too old (found version 11020). Please update your GPU driver",
     # HTCondor's request, and MPICH's normal end.
     "MPI_Finalize() called on all ranks",
+    # Round 24: Inductor's autotuning dropping a Triton config too big for the GPU and going on.
+    "No valid triton configs. OutOfResources: out of resource: shared memory, Required: 110592, Hardware limit: "
+    "101376. Reducing block sizes or `num_stages` may help.. Ignoring this choice.",
 ]
 
 

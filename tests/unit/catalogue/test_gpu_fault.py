@@ -9,7 +9,7 @@ RESTART_APP with CHECK_APP / CUDA or CONTACT_SUPPORT, WORKFLOW_XID_13/31/45) and
 (nverror.h, kernel_rc.c); the CUDA runtime's error names and texts as PyTorch prints them, THC's
 THCudaCheck; cuBLAS's CUBLAS_STATUS_EXECUTION_FAILED; AMD's ROCm runtime (ROCR-Runtime
 runtime.cpp, HIP's and ROCR's kernel faults, rocdevice.cpp), the amdgpu driver's VM faults
-(gmc_v9_0.c, gmc_v10_0.c) and amdkfd's SQ interrupts; Ascend CANN's AI Core exceptions; SYCL's
+(gmc_v9_0.c, gmc_v10_0.c) and amdkfd's SQ interrupts; Ascend CANN's AI Core and AI CPU exceptions; SYCL's
 runtime_error.
 """
 
@@ -190,6 +190,34 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "cuda-launch-failure",
     ),
     ("RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED", C.GPU_FAULT, L.AMBIGUOUS, "cuda-error-other"),
+    # Round 24, Ascend's AI CPU engine failing as its AI Core does (rt_error_codes.h 507018,
+    # device_error_proc.cc ProcessAicpuErrorInfo, task_info.cc PrintAicpuErrorInfo).
+    (
+        "E39999: 2025-03-02-10:11:12.123.456 An exception occurred during AICPU execution, stream_id:7, "
+        "task_id:311, errcode:21008, msg:inner error[FUNC:ProcessAicpuErrorInfo][FILE:device_error_proc.cc][LINE:730]",
+        C.GPU_FAULT,
+        L.AMBIGUOUS,
+        "accelerator-kernel-fault",
+    ),
+    (
+        "        Kernel task happen error, retCode=0x2a, [aicpu exception].[FUNC:PreCheckTaskErr][FILE:task_info.cc][LINE:1776]",
+        C.GPU_FAULT,
+        L.AMBIGUOUS,
+        "accelerator-kernel-fault",
+    ),
+    (
+        "Aicpu kernel execute failed, device_id=1, stream_id=4, task_id=88, errorCode=2a.[FUNC:PrintAicpuErrorInfo]",
+        C.GPU_FAULT,
+        L.AMBIGUOUS,
+        "accelerator-kernel-fault",
+    ),
+    (
+        "[ERROR] RUNTIME(3102,python):2025-03-02-10:11:12.123.456 [api_c.cc:721]3190 rtStreamSynchronize:"
+        "ErrCode=507018, desc=[aicpu exception], InnerCode=0x715002a",
+        C.GPU_FAULT,
+        L.AMBIGUOUS,
+        "accelerator-kernel-fault",
+    ),
 ]
 
 

@@ -518,6 +518,19 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "dcgm-diag-fail",
     ),
+    # Round 24, an Ascend NPU whose task scheduler stopped answering (ACL_ERROR_RT_LOST_HEARTBEAT, 507010).
+    (
+        "        Device[3] lost heartbeat.[FUNC:SyncTask][FILE:direct_hwts_engine.cc][LINE:407]",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "accelerator-device-lost",
+    ),
+    (
+        "EE9999  rtStreamSynchronize execute failed, reason=[ts lost heartbeat][FUNC:FuncErrorReason]",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "accelerator-device-lost",
+    ),
 ]
 
 

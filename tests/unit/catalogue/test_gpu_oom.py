@@ -11,7 +11,8 @@ the CUDA samples' check idiom; XLA's GPU and TPU allocators (RESOURCE_EXHAUSTED)
 ROCm allocator (rocm_driver.cc), TF_CHECK_OK on a kernel launch and its BFC allocator; PaddlePaddle,
 MindSpore (including its PyNative allocator), Habana's bridge (PT_DEVMEM) and Level Zero;
 Marian's and dlib's CUDA checks; MXNet's storage manager (pooled_storage_manager.h); vLLM's memory
-checks (gpu_worker, kv_cache_utils.py, v0's KV cache check); DeepSpeed's inference workspace.
+checks (gpu_worker, kv_cache_utils.py, v0's KV cache check); DeepSpeed's inference workspace; Graphcore's
+Poplar memory allocation errors.
 """
 
 from respawn.attribution.attribute import classify_text
@@ -297,6 +298,34 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "tf-xla-oom",
     ),
+    # Round 24: NVLS's set-up failing for the GPU's memory is the memory's (transport/nvls.cc CUCHECK);
+    # XLA's ROCm allocator naming the code (rocm_driver.cc); Poplar's graph and streams not fitting.
+    (
+        "gpu12:4411:4520 [3] transport/nvls.cc:171 NCCL WARN Cuda failure 2 'out of memory'",
+        C.GPU_OOM,
+        L.APPLICATION,
+        "cuda-oom",
+    ),
+    (
+        "2025-02-11 09:14:27.512301: E external/xla/xla/stream_executor/rocm/rocm_driver.cc:1268] failed to "
+        "allocate 61.50GiB (66035122176 bytes) from device: HIP_ERROR_OutOfMemory",
+        C.GPU_OOM,
+        L.APPLICATION,
+        "cuda-oom",
+    ),
+    (
+        "poptorch.poptorch_core.Error: In poptorch/source/CompilerImpl.cpp:412: "
+        "'poplar_graph_memory_allocation_error': Out of memory: Cannot fit all variable data onto one or more tiles",
+        C.GPU_OOM,
+        L.APPLICATION,
+        "accelerator-oom",
+    ),
+    (
+        "terminate called after throwing an instance of 'poplar::stream_memory_allocation_error'",
+        C.GPU_OOM,
+        L.APPLICATION,
+        "accelerator-oom",
+    ),
 ]
 
 
@@ -310,9 +339,10 @@ BENIGN: list[str] = [
     # Habana's allocator before it defragments and retries (PT_DEVMEM_DEBUG / PT_DEVMEM_WARN).
     "[DEVMEM] Allocation failed for size::2147483648 (2048)MB",
     "Memory allocation failed. Attempt to defragment memory.",
-    # Triton's autotuner skipping a configuration that needs more shared memory (no device OOM pattern
-    # takes it).
-    "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 262144, Hardware limit: 232448. "
+    # Triton's autotuner skipping a configuration that needs more shared memory (triton/runtime/autotuner.py
+    # _bench catches OutOfResources and, when verbose, says so; the exception line with its module is a
+    # traceback's, app_error's cuda-build-mismatch since round 24).
+    "Autotuning failed with out of resource: shared memory, Required: 262144, Hardware limit: 232448. "
     "Reducing block sizes or `num_stages` may help.",
     # NCCL's INFO on a NIC it skipped, TensorFlow's check on another status, the NVIDIA module loading.
     "Non-OK-status: GpuLaunchKernel(Kernel, 1, 1, 0, d.stream()) status: INVALID_ARGUMENT: invalid configuration argument",

@@ -480,6 +480,34 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.HARDWARE,
         "nvlink-error",
     ),
+    # Round 24, NVLS in the other versions' words (NVIDIA/nccl src/transport/nvls.cc): v2.29's bind
+    # with its place, the map after it, the message wrapped where its size ends, and before v2.27
+    # CUCHECK's failure from nvls.cc.
+    (
+        "Failed to bind NVLink SHARP (NVLS) Multicast memory of size 4194304 at MC group 7f3a00000001 "
+        "offset 0 : CUDA error 401 'the operation cannot be performed in the present state'.",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "nccl-nvls-bind-failed",
+    ),
+    (
+        "Failed to map NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA error 1 'invalid argument'.",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "nccl-nvls-bind-failed",
+    ),
+    (
+        "Failed to bind NVLink SHARP (NVLS) Multicast memory of size 8388608 :",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "nccl-nvls-bind-failed",
+    ),
+    (
+        "gpu12:4411:4520 [3] transport/nvls.cc:161 NCCL WARN Cuda failure 801 'operation not supported'",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "nccl-nvls-bind-failed",
+    ),
 ]
 
 

@@ -678,6 +678,20 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SCHEDULER,
         "slurmctld-unreachable",
     ),
+    # Round 24: c10d's per-address warning when the port is in use (socket.cpp SocketListenOp::tryListen).
+    (
+        "[W socket.cpp:436] [c10d] The server socket has failed to bind to 0.0.0.0:29500 (errno: 98 - Address already in use).",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "port-in-use",
+    ),
+    (
+        "[W1206 19:30:01.123456789 socket.cpp:462] [c10d] The server socket has failed to listen on [::]:29400 "
+        "(errno: 98 - Address already in use).",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "port-in-use",
+    ),
 ]
 
 
@@ -700,15 +714,16 @@ test_family_line_decides_by_its_pattern_and_onset = cases.lines_decided(LINES_WI
 
 
 NOT_THESE: list[tuple[str, str]] = [
-    # c10d's per-address bind warnings: retried on the next address, in both torch log formats.
+    # c10d's per-address bind warnings for an address this host cannot take: retried on the next address,
+    # in both torch log formats. (With errno 98 the port is in use on every address: port-in-use, round 24.)
     (
-        "[W socket.cpp:426] [c10d] The server socket has failed to bind to [::]:25641 (errno: 98 - Address already in "
-        "use).",
+        "[W socket.cpp:426] [c10d] The server socket has failed to bind to [::]:25641 (errno: 97 - Address family not "
+        "supported by protocol).",
         "port-in-use",
     ),
     (
         "[W1203 10:00:00.000000 77 torch/csrc/distributed/c10d/socket.cpp:462] [c10d] The server socket has failed to "
-        "bind to 0.0.0.0:29500 (errno: 98 - Address already in use).",
+        "bind to 10.0.0.9:29500 (errno: 99 - Cannot assign requested address).",
         "port-in-use",
     ),
 ]

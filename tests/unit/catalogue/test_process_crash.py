@@ -7,7 +7,8 @@ not take and the look-alikes that must stay benign.
 Sources: glibc, libstdc++ and CPython (faulthandler, "Fatal Python error"); the kernel's segfault
 and traps.c lines; torchelastic's error report and PyTorch's DataLoader; Slurm's srun task reports;
 Open MPI's mpirun; glog / abseil CHECK failures; TVM's SIGSEGV handlers (tvm-ffi backtrace.cc,
-logging.cc); MPICH's Hydra banner; Ray's raylet worker-died error; 128+N exit statuses.
+logging.cc); MPICH's Hydra banner; Ray's raylet worker-died error; 128+N exit statuses; gperftools'
+tcmalloc (tcmalloc.cc's kCrash logs).
 """
 
 from respawn.attribution.attribute import classify_text
@@ -155,6 +156,19 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         C.PROCESS_CRASH,
         L.AMBIGUOUS,
         "native-abort",
+    ),
+    # Round 24, gperftools' tcmalloc aborting on a pointer it never handed out (src/tcmalloc.cc, kCrash).
+    (
+        "src/tcmalloc.cc:283] Attempt to free invalid pointer 0x7f1c2d3e4f50 ",
+        C.PROCESS_CRASH,
+        L.APPLICATION,
+        "heap-corruption",
+    ),
+    (
+        "src/tcmalloc.cc:1943] Attempt to realloc invalid pointer 0x55d0c0ffee00",
+        C.PROCESS_CRASH,
+        L.APPLICATION,
+        "heap-corruption",
     ),
 ]
 
