@@ -326,6 +326,15 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "accelerator-oom",
     ),
+    # Round 25, MindSpore's memory pool asked for more than the device holds (mem_dynamic_allocator.cc).
+    (
+        "[ERROR] DEVICE(2231,ffff9c,python):2025-06-02-10:00:01.123.456 [mindspore/ccsrc/backend/common/mem_reuse/"
+        "mem_dynamic_allocator.cc:392] AddMemBlockAndMemBufByEagerFree] TotalUsedMemStatistics : 31138512896 plus "
+        "alloc size : 4294967296 is more than total mem size : 32212254720.",
+        C.GPU_OOM,
+        L.APPLICATION,
+        "accelerator-oom",
+    ),
 ]
 
 

@@ -439,6 +439,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "kernel-panic-oom",
     ),
+    # Round 25, a cloud training service's verdict on a replica killed for memory.
+    (
+        "The replica workerpool0-0 ran out-of-memory and exited with a non-zero status of 9(SIGKILL).",
+        C.HOST_OOM,
+        L.APPLICATION,
+        "cloud-replica-oom",
+    ),
 ]
 
 

@@ -692,6 +692,28 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "port-in-use",
     ),
+    # Round 25, pyxis failing to bring up the step's container (NVIDIA/pyxis pyxis_slurmstepd.c) and
+    # slurmstepd failing the step for a required SPANK plugin (src/common/spank.c).
+    (
+        "slurmstepd: error: pyxis: container start failed with error code: 1",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
+    (
+        "slurmstepd: error: pyxis: failed to import docker image: nvcr.io#nvidia/pytorch:24.05-py3",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
+    (
+        "slurmstepd-gpu-0042: error: spank: required plugin spank_pyxis.so: task_init() failed with rc=-1",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
+    # Round 25, a configless client with no controller to ask (src/common/read_config.c).
+    ("srun: fatal: Could not establish a configuration source", C.LAUNCH, L.SCHEDULER, "slurmctld-unreachable"),
 ]
 
 
@@ -818,6 +840,9 @@ BENIGN: list[str] = [
     # The habanalabs driver's success, MXNet's storage manager chosen, the c10d barrier passed.
     "I0101 10:00:00.1 1 distributed_c10d.py:1] Rank 0: Completed store-based barrier for key:"
     "store_based_barrier_key:1 with 8 nodes.",
+    # Round 25: pyxis's progress and the header of the log it prints after a failure.
+    "slurmstepd: pyxis: importing docker image: nvcr.io#nvidia/pytorch:24.05-py3",
+    "slurmstepd: pyxis: imported docker image: nvcr.io#nvidia/pytorch:24.05-py3",
 ]
 
 

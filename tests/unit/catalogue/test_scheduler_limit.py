@@ -398,6 +398,50 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "slurm-step-config",
     ),
+    # Round 25, Kubernetes holding the pod: kube-scheduler's FitError, the cluster autoscaler, Kueue's
+    # flavor assigner (also as kubectl prints the condition in YAML); Google Cloud's quota refusal; the
+    # accounting-policy refusal as a workflow tool relays it, lower-cased.
+    (
+        "  Warning  FailedScheduling  2m3s  default-scheduler  0/4 nodes are available: 4 Insufficient nvidia.com/gpu. "
+        "preemption: 0/4 nodes are available: 4 No preemption victims found for incoming pod.",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "k8s-unschedulable",
+    ),
+    (
+        "  Normal   NotTriggerScaleUp  45s  cluster-autoscaler  pod didn't trigger scale-up: 1 max node group size reached",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "k8s-unschedulable",
+    ),
+    (
+        "    message: couldn't assign flavors to pod set worker: insufficient unused quota for nvidia.com/gpu in flavor "
+        "h100, 16 more needed",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "k8s-unschedulable",
+    ),
+    (
+        "message: 'couldn''t assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor "
+        "a100, 4 more needed'",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "k8s-unschedulable",
+    ),
+    (
+        '    "message": "The following quota metrics exceed quota limits: '
+        'aiplatform.googleapis.com/custom_model_training_nvidia_h100_gpus",',
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "cloud-quota-exceeded",
+    ),
+    (
+        "sbatch: error: batch job submission failed: job violates accounting/qos policy (job submit limit, user's size "
+        "and/or time limits)",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "slurm-policy-limit",
+    ),
 ]
 
 
@@ -428,15 +472,16 @@ BENIGN: list[str] = [
     "--threads-per-core, --sockets-per-node, -B and --cpu-bind (other than --cpu-bind=verbose). Ignoring --hint.",
     # worker-runner's follow-up, alone.
     "2026/03/01 10:00:00 Sending graceful-termination request with finish-tasks=false",
-    # Kueue admitting a workload; its own requeue for a quota it cannot give yet.
+    # Kueue admitting a workload (its wait for quota it cannot give yet is k8s-unschedulable's since round 25).
     "message: Quota reserved in ClusterQueue cluster-queue",
-    "message: 'couldn''t assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor "
-    "a100, 4 more needed'",
     # kubectl listing the condition healthy; a job sacct lists completed.
     "4243|trainer|COMPLETED|00:41:09|gpu-b-07",
     # A missing helper in a prologue; a non-fatal Flux exception; a healthy SkyPilot controller.
     "5.002s: job.exception type=test severity=1 this is only a test",
     "I 03-01 10:00:00 controller.py:150] Cluster is up. Submitting the job.",
+    # Round 25: the pod placed, and the autoscaler adding the node it waited for.
+    "  Normal   Scheduled  10s  default-scheduler  Successfully assigned default/train-0 to gpu-node-3",
+    "  Normal   TriggeredScaleUp  3m  cluster-autoscaler  pod triggered scale-up: [{gpu-pool 1->2 (max: 4)}]",
 ]
 
 

@@ -226,6 +226,27 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "kernel-block-io-error",
     ),
     ("OSError: [Errno 5] Input/output error: '/scratch/run7/ckpt.pt'", C.STORAGE, L.STORAGE, "io-error"),
+    # Round 25, the job's filesystem not mounted: the kubelet's volume mount, mount.nfs (nfs-utils),
+    # util-linux's mount.
+    (
+        '  Warning  FailedMount  2m  kubelet  MountVolume.SetUp failed for volume "datasets" : mount failed: exit status 32',
+        C.STORAGE,
+        L.STORAGE,
+        "shared-fs-mount-failed",
+    ),
+    ("mount.nfs: Connection timed out", C.STORAGE, L.STORAGE, "shared-fs-mount-failed"),
+    (
+        "mount.nfs4: access denied by server while mounting fs01:/export/home",
+        C.STORAGE,
+        L.STORAGE,
+        "shared-fs-mount-failed",
+    ),
+    (
+        "mount: /mnt/weka: mount(2) system call failed: Connection refused.",
+        C.STORAGE,
+        L.STORAGE,
+        "shared-fs-mount-failed",
+    ),
 ]
 
 
@@ -239,6 +260,8 @@ BENIGN: list[str] = [
     # kubectl listing the condition healthy; a job sacct lists completed.
     "  DiskPressure     False   Mon, 01 Jan 2024 10:00:00 +0000   KubeletHasNoDiskPressure     kubelet has no disk "
     "pressure",
+    # Round 25: the kubelet's report of a volume it mounted.
+    '  Normal   SuccessfulMountVolume  1m  kubelet  MountVolume.SetUp succeeded for volume "datasets"',
 ]
 
 
