@@ -531,6 +531,21 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.HARDWARE,
         "accelerator-device-lost",
     ),
+    # Round 25: nvidia-smi naming the GPU's index before its bus id; the driver rate-limiting GSP RPC
+    # errors (kernel_gsp.c).
+    (
+        "Unable to determine the device handle for GPU3: 0000:9B:00.0: Unknown Error",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "gpu-lost",
+    ),
+    (
+        "[ 4120.551201] NVRM: Rate limiting GSP RPC error prints for GPU at PCI:0000:9b:00 (printing 1 of every 30).  "
+        "The GPU likely needs to be reset.",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "gsp-unresponsive",
+    ),
 ]
 
 

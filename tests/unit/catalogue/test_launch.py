@@ -714,6 +714,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     ),
     # Round 25, a configless client with no controller to ask (src/common/read_config.c).
     ("srun: fatal: Could not establish a configuration source", C.LAUNCH, L.SCHEDULER, "slurmctld-unreachable"),
+    # Round 25, DeepSpeed's ssh check failing as Python reports it (runner.py, subprocess.check_call).
+    (
+        "subprocess.CalledProcessError: Command 'ssh -o PasswordAuthentication=no gpu-node-7 hostname' returned "
+        "non-zero exit status 255.",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "deepspeed-ssh-check-failed",
+    ),
 ]
 
 
