@@ -377,6 +377,16 @@ FAILURES = [
     ("Pod was terminated in response to imminent node shutdown.", "node-reclaimed"),
     ("TERM_PROCESSLIMIT: job killed after reaching LSF process limit.", "lsf-resource-limit"),
     (
+        "  Warning  FailedScheduling  12s  default-scheduler  0/8 nodes are available: 8 Insufficient nvidia.com/gpu.",
+        "k8s-unschedulable",
+    ),
+    (
+        '"message": "The following quota metrics exceed quota limits: aiplatform.googleapis.com/custom_model_training_nvidia_t4_gpus"',
+        "cloud-quota-exceeded",
+    ),
+    ("The replica master 0 ran out-of-memory and exited with a non-zero status of 137.", "cloud-replica-oom"),
+    ("mount.nfs: Connection timed out", "shared-fs-mount-failed"),
+    (
         "Unable to load optimizer from checkpoint /ckpt/iter_0002000. Specify --no-load-optim or --finetune to "
         "prevent attempting to load the optimizer state, exiting ...",
         "megatron-checkpoint-load",
