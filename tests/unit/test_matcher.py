@@ -378,7 +378,7 @@ FAILURES = [
     ("TERM_PROCESSLIMIT: job killed after reaching LSF process limit.", "lsf-resource-limit"),
     (
         "  Warning  FailedScheduling  12s  default-scheduler  0/8 nodes are available: 8 Insufficient nvidia.com/gpu.",
-        "k8s-unschedulable",
+        "unschedulable",
     ),
     (
         '"message": "The following quota metrics exceed quota limits: aiplatform.googleapis.com/custom_model_training_nvidia_t4_gpus"',
@@ -386,6 +386,9 @@ FAILURES = [
     ),
     ("The replica master 0 ran out-of-memory and exited with a non-zero status of 137.", "cloud-replica-oom"),
     ("mount.nfs: Connection timed out", "shared-fs-mount-failed"),
+    ("[2019-05-02T08:00:01.123] error: Setting node gpu017 state to DRAIN", "slurm-node-invalid"),
+    ("Container killed by YARN for exceeding memory limits. 9.5 GB of 9 GB physical memory used.", "yarn-memory-limit"),
+    ("allocation failed due to agent failure: agent failed while the container was running", "determined-agent-lost"),
     (
         "Unable to load optimizer from checkpoint /ckpt/iter_0002000. Specify --no-load-optim or --finetune to "
         "prevent attempting to load the optimizer state, exiting ...",

@@ -446,6 +446,22 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "cloud-replica-oom",
     ),
+    # Round 26, YARN's NodeManager killing a container over its memory (ContainersMonitorImpl), as Spark relays it.
+    (
+        "Container [pid=4242,containerID=container_1700000000000_0001_01_000002] is running beyond physical memory "
+        "limits. Current usage: 8.1 GB of 8 GB physical memory used; 10.2 GB of 16.8 GB virtual memory used. Killing "
+        "container.",
+        C.HOST_OOM,
+        L.APPLICATION,
+        "yarn-memory-limit",
+    ),
+    (
+        "ExecutorLostFailure (executor 3 exited caused by one of the running tasks) Reason: Container killed by YARN for "
+        "exceeding memory limits. 9.5 GB of 9 GB physical memory used.",
+        C.HOST_OOM,
+        L.APPLICATION,
+        "yarn-memory-limit",
+    ),
 ]
 
 

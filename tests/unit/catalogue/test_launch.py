@@ -722,6 +722,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "deepspeed-ssh-check-failed",
     ),
+    # Round 26, Docker Hub refusing a pull for its rate limit, as Singularity relays it.
+    (
+        "FATAL:   Unable to handle docker://ubuntu:22.04 uri: failed to get checksum for docker://ubuntu:22.04: reading "
+        "manifest 22.04 in docker.io/library/ubuntu: toomanyrequests: You have reached your pull rate limit.",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
 ]
 
 

@@ -685,6 +685,47 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "slurmstepd-node-error",
     ),
+    # Round 26: slurmctld draining a node that registers less than it is configured with (node_mgr.c,
+    # gres.c), in the versions' words; Determined losing a machine's agent; Ray's agent naming the node.
+    (
+        "[2019-05-02T08:00:01.123] error: Node gpu017 has low real_memory size (515000 < 515500)",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "slurm-node-invalid",
+    ),
+    (
+        "[2019-05-02T08:00:01.123] error: Setting node gpu017 state to DRAIN",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "slurm-node-invalid",
+    ),
+    (
+        "   Reason=Low RealMemory (reported:257000 < 100.00% of configured:257500) [slurm@2025-01-01T00:00:00]",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "slurm-node-invalid",
+    ),
+    (
+        "   Reason=gres/gpu count reported lower than configured (7 < 8) [slurm@2025-01-01T00:00:00]",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "slurm-node-invalid",
+    ),
+    (
+        "ERROR: Trial (Experiment 12) was terminated: allocation failed due to agent failure: agent failed while the "
+        "container was running: agent closed with allocated containers",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        "determined-agent-lost",
+    ),
+    (
+        "(raylet) [2023-01-01 10:00:00,000 E 41 41] agent.py:217 -- Raylet is terminated: ip=10.0.3.7, id=ab12cd34. "
+        "Termination is unexpected. Possible reasons include: (1) SIGKILL by the user or system OOM killer, (2) Invalid "
+        "memory access from Raylet causing SIGSEGV or SIGBUS, (3) Other termination signals.",
+        C.NODE_FAILURE,
+        L.AMBIGUOUS,
+        "ray-raylet-died",
+    ),
 ]
 
 
@@ -865,6 +906,8 @@ BENIGN: list[str] = [
     # is on another line.
     "slurmstepd: error: *** STEP 48213.0 ON node-3 CANCELLED AT 2025-06-01T10:00:00 DUE TO TASK FAILURE ***",
     "slurmstepd: error: *** STEP 48213.0 ON node-3 FAILED (non-zero exit code or other failure mode) ***",
+    # Round 26: slurmctld's drain as it logs an operator's drain too.
+    "[2025-01-01T00:00:00.000] drain_nodes: node gpu017 state set to DRAIN",
 ]
 
 

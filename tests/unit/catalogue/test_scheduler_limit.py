@@ -406,27 +406,27 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "preemption: 0/4 nodes are available: 4 No preemption victims found for incoming pod.",
         C.SCHEDULER_LIMIT,
         L.SCHEDULER,
-        "k8s-unschedulable",
+        "unschedulable",
     ),
     (
         "  Normal   NotTriggerScaleUp  45s  cluster-autoscaler  pod didn't trigger scale-up: 1 max node group size reached",
         C.SCHEDULER_LIMIT,
         L.SCHEDULER,
-        "k8s-unschedulable",
+        "unschedulable",
     ),
     (
         "    message: couldn't assign flavors to pod set worker: insufficient unused quota for nvidia.com/gpu in flavor "
         "h100, 16 more needed",
         C.SCHEDULER_LIMIT,
         L.SCHEDULER,
-        "k8s-unschedulable",
+        "unschedulable",
     ),
     (
         "message: 'couldn''t assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor "
         "a100, 4 more needed'",
         C.SCHEDULER_LIMIT,
         L.SCHEDULER,
-        "k8s-unschedulable",
+        "unschedulable",
     ),
     (
         '    "message": "The following quota metrics exceed quota limits: '
@@ -441,6 +441,48 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         C.SCHEDULER_LIMIT,
         L.SCHEDULER,
         "slurm-policy-limit",
+    ),
+    # Round 26: SkyPilot's other versions (sky/jobs/controller.py, the first sky/spot/controller.py);
+    # Volcano's gang and Ray's autoscaler holding a job; SageMaker's service quota; AWS Batch's host gone.
+    (
+        "I 03-01 10:00:00 controller.py:612] Cluster is preempted or failed (status: STOPPED). Recovering...",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "slurm-preempted",
+    ),
+    (
+        "I 03-01 10:00:00 controller.py:100] The cluster is preempted.",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "slurm-preempted",
+    ),
+    (
+        "  Warning  Unschedulable  2m  volcano  4/4 tasks in gang unschedulable: pod group is not ready, 4 Pending, "
+        "4 minAvailable",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "unschedulable",
+    ),
+    (
+        "(autoscaler +1m2s) Error: No available node types can fulfill resource request {'GPU': 8.0, 'CPU': 8.0}. Add "
+        "suitable node types to this cluster to resolve this issue.",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "unschedulable",
+    ),
+    (
+        "botocore.errorfactory.ResourceLimitExceeded: An error occurred (ResourceLimitExceeded) when calling the "
+        "CreateTrainingJob operation: The account-level service limit 'ml.p4d.24xlarge for training job usage' is 2 "
+        "Instances, with current utilization of 2 Instances and a request delta of 1 Instances.",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "cloud-quota-exceeded",
+    ),
+    (
+        '        "statusReason": "Host EC2 (instance i-0a1b2c3d4e5f60718) terminated.",',
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "node-reclaimed",
     ),
 ]
 
@@ -472,7 +514,7 @@ BENIGN: list[str] = [
     "--threads-per-core, --sockets-per-node, -B and --cpu-bind (other than --cpu-bind=verbose). Ignoring --hint.",
     # worker-runner's follow-up, alone.
     "2026/03/01 10:00:00 Sending graceful-termination request with finish-tasks=false",
-    # Kueue admitting a workload (its wait for quota it cannot give yet is k8s-unschedulable's since round 25).
+    # Kueue admitting a workload (its wait for quota it cannot give yet is unschedulable's since round 25).
     "message: Quota reserved in ClusterQueue cluster-queue",
     # kubectl listing the condition healthy; a job sacct lists completed.
     "4243|trainer|COMPLETED|00:41:09|gpu-b-07",

@@ -262,6 +262,9 @@ BENIGN: list[str] = [
     "pressure",
     # Round 25: the kubelet's report of a volume it mounted.
     '  Normal   SuccessfulMountVolume  1m  kubelet  MountVolume.SetUp succeeded for volume "datasets"',
+    # Round 26: the attach-detach controller while a rescheduled pod's volume detaches from its old node.
+    '  Warning  FailedAttachVolume  71s  attachdetach-controller  Multi-Attach error for volume "pvc-1" Volume is '
+    "already exclusively attached to one node and can't be attached to another",
 ]
 
 
