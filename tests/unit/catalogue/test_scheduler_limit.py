@@ -484,6 +484,20 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SCHEDULER,
         "node-reclaimed",
     ),
+    # Flux's exception event in the job's eventlog, raw and formatted (RFC 18 / RFC 21, libeventlog).
+    (
+        '{"timestamp":1700000000.5,"name":"exception","context":{"type":"timeout","severity":0,"userid":-1,'
+        '"note":"resource allocation expired"}}',
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "flux-job-limit",
+    ),
+    (
+        '1700000000.500000 exception type=cancel severity=0 userid=5001 note="cancel by owner"',
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "flux-job-limit",
+    ),
 ]
 
 
@@ -524,6 +538,8 @@ BENIGN: list[str] = [
     # Round 25: the pod placed, and the autoscaler adding the node it waited for.
     "  Normal   Scheduled  10s  default-scheduler  Successfully assigned default/train-0 to gpu-node-3",
     "  Normal   TriggeredScaleUp  3m  cluster-autoscaler  pod triggered scale-up: [{gpu-pool 1->2 (max: 4)}]",
+    # Flux's non-fatal exception in the eventlog (severity above 0: the job goes on).
+    '{"timestamp":1700000000.5,"name":"exception","context":{"type":"timeout","severity":1,"userid":-1,"note":"soft"}}',
 ]
 
 
