@@ -103,6 +103,29 @@ def test_hosts_outside_the_allocation_are_never_blamed(catalogue, matcher):
     assert a.failure_class is FailureClass.INTERCONNECT and a.node_implicated and a.nodes == []
 
 
+# Round 26's patterns that name a host, as a job's output could print them: the host outside the attempt's allocation is never blamed, the one inside is.
+NAMING_A_HOST = [
+    ("[2019-05-02T08:00:01.123] error: Setting node {host} state to DRAIN", "slurm-node-invalid"),
+    (
+        "(raylet) agent.py:217 -- Raylet is terminated: ip={host}, id=ab12. Termination is unexpected.",
+        "ray-raylet-died",
+    ),
+    (
+        '<error> [2024-02-19 05:09:33] agent crashed  address="10.0.0.9" component="agent" '
+        'error="agent failed to reconnect by deadline" id="{host}" resource-pool="a100"',
+        "determined-agent-lost",
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "pattern"), NAMING_A_HOST, ids=[p for _, p in NAMING_A_HOST])
+def test_a_named_host_is_blamed_only_inside_the_allocation(catalogue, matcher, line, pattern):
+    outside = attribute(catalogue, matcher, evidence(line.format(host="gpu999")))
+    inside = attribute(catalogue, matcher, evidence(line.format(host="node2")))
+    assert outside.pattern == inside.pattern == pattern
+    assert outside.nodes == [] and inside.nodes == ["node2"]
+
+
 def test_fqdn_host_maps_to_the_short_node_name(catalogue, matcher):
     line = "node3.cluster.local:1:2 [1] NCCL WARN NET/IB : mlx5_1:1 Got async event : port error"
     assert attribute(catalogue, matcher, evidence(line)).nodes == ["node3"]
