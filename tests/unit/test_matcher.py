@@ -688,6 +688,10 @@ VETOED = [
     ),
     # Round 16: NCCL's IB device probe, which skips a device it cannot open.
     ("gpu-7:80744:80744 [1] misc/ibvwrap.cc:212 NCCL WARN Call to ibv_open_device failed", "nccl-ib-device-probe"),
+    (
+        "OSError: [Errno 16] Device or resource busy: '/nfs/home/u/.nfs000000000123abcd00000004'",
+        "nfs-silly-rename-busy",
+    ),
     # Round 19: a program's own warning that it goes on without peer access.
     (
         "warning: failed to enable p2p on gpu #2: peer access is not supported between these two devices",

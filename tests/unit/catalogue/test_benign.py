@@ -66,6 +66,17 @@ VETOED: list[tuple[str, str, str | None]] = [
     ),
     ("cn7:411:499 [2] NCCL WARN Cuda failure 'driver shutting down'", "nccl-driver-shutting-down", "nccl-cuda-error"),
     ("cn7:411:499 [2] NCCL WARN Cuda failure 4 'driver shutting down'", "nccl-driver-shutting-down", "nccl-cuda-error"),
+    # Round 27: the NFS client refusing to unlink a silly-renamed file still open (fs/nfs/unlink.c).
+    (
+        "OSError: [Errno 16] Device or resource busy: '/nfs/tmp/pymp-a1b2c3/.nfs0000000012ab34cd00000009'",
+        "nfs-silly-rename-busy",
+        "path-busy",
+    ),
+    (
+        "OSError: [Errno 16] Device or resource busy: '.nfs000000000a1b2c3d00000042'",
+        "nfs-silly-rename-busy",
+        "path-busy",
+    ),
 ]
 
 
@@ -163,6 +174,24 @@ def test_vetoes_sit_where_the_issue_puts_them(catalogue: Catalogue):
     assert set(benign["xid-informational"].xid_codes) == {14, 93, 106, 107, 121, 162, 163, 164, 165}
     assert benign["tcpstore-should-dump"].priority >= 300
     assert benign["nccl-driver-shutting-down"].priority >= 300
+
+
+def test_an_nfs_silly_rename_busy_is_no_storage_failure_and_other_ebusy_still_is(catalogue, matcher):
+    # Alone, the refused unlink is a clean-up racing a reader: nothing in it failed.
+    alone = "OSError: [Errno 16] Device or resource busy: '.nfs00000000a1b2c3d400000017'"
+    assert classify_text(catalogue, matcher, alone).failure_class is C.BENIGN
+    # Raised through the program's own clean-up it ends the program: the traceback is the application's.
+    raised = "\n".join(
+        [
+            "Traceback (most recent call last):",
+            '  File "/opt/train/rotate.py", line 41, in prune_old_checkpoints',
+            "    shutil.rmtree(old)",
+            "OSError: [Errno 16] Device or resource busy: '/nfs/ckpt/step_200/.nfs00000000a1b2c3d400000017'",
+        ]
+    )
+    assert classify_text(catalogue, matcher, raised).failure_class is C.APP_ERROR
+    busy = "OSError: [Errno 16] Device or resource busy: '/nfs/ckpt/run7/step_300.pt'"
+    assert classify_text(catalogue, matcher, busy).failure_class is C.STORAGE
 
 
 def test_a_masked_bus_id_still_leaves_informational_xids_benign(catalogue, matcher):

@@ -45,12 +45,6 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "path-busy",
     ),
     (
-        "OSError: [Errno 16] Device or resource busy: '/nfs/run7/.nfs000000000a1b2c3d00000042'",
-        C.STORAGE,
-        L.STORAGE,
-        "stale-file-handle",
-    ),
-    (
         "trainer-0-7f9c   team-ml   Evicted   node-17   Pod The node had condition: [DiskPressure]. ",
         C.STORAGE,
         L.STORAGE,
@@ -117,12 +111,6 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "io-error",
     ),
     ("OSError: [Errno 116] Stale file handle: '/nfs/runs/7/last.pt'", C.STORAGE, L.STORAGE, "stale-file-handle"),
-    (
-        "OSError: [Errno 16] Device or resource busy: '/nfs/tmp/x/.nfs0000000012ab34cd00000009'",
-        C.STORAGE,
-        L.STORAGE,
-        "stale-file-handle",
-    ),
     (
         "RuntimeError: [enforce fail at inline_container.cc:595] . PytorchStreamWriter failed writing file "
         "data/17: file write failed",
