@@ -386,6 +386,17 @@ FAILURES = [
     ),
     ("The replica master 0 ran out-of-memory and exited with a non-zero status of 137.", "cloud-replica-oom"),
     ("mount.nfs: Connection timed out", "shared-fs-mount-failed"),
+    # Round 27: Neuron, Tenstorrent and i915 devices; Open MPI outside init; Horovod and SkyPilot.
+    ("ERROR  TDRV:tdrv_get_dev_info         No neuron device available", "neuron-device-unavailable"),
+    ("Timeout waiting for device at BDF 0000:41:00.0 to reappear.", "accelerator-reset-failed"),
+    ("i915 0000:00:02.0: [drm] GPU HANG: ecode 11:1:fffffffe", "i915-gpu-hang"),
+    ("*** The MPI_Barrier() function was called after MPI_FINALIZE was invoked.", "mpi-called-outside-init"),
+    ("Timed out waiting for tasks to start. Please check connectivity between servers.", "horovod-start-timeout"),
+    (
+        "Failed to provision all possible launchable resources. Relax the task's resource requirements:",
+        "cloud-provision-failed",
+    ),
+    ("No launchable resource found for task eval-3.", "cloud-request-unsatisfiable"),
     ("[2019-05-02T08:00:01.123] error: Setting node gpu017 state to DRAIN", "slurm-node-invalid"),
     ("Container killed by YARN for exceeding memory limits. 9.5 GB of 9 GB physical memory used.", "yarn-memory-limit"),
     ("allocation failed due to agent failure: agent failed while the container was running", "determined-agent-lost"),

@@ -506,6 +506,26 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "python-exception",
     ),
     ("_csv.Error: line contains NUL", C.APP_ERROR, L.APPLICATION, "python-exception"),
+    # Round 27: Open MPI refusing a call outside init / finalize (errhandler_predefined.c), and
+    # Kubeflow's operator reporting a replica's own non-zero exit (pkg/controller.v1).
+    (
+        "*** The MPI_Comm_free() function was called after MPI_FINALIZE was invoked.",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "mpi-called-outside-init",
+    ),
+    (
+        "*** The MPI_Comm_rank() function was called before MPI_INIT was invoked.",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "mpi-called-outside-init",
+    ),
+    (
+        "INFO[0412] Pod: ml.bert-large-worker-3 exited with code 2  job=ml.bert-large replica-type=worker",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "launcher-child-exited",
+    ),
 ]
 
 
@@ -534,6 +554,8 @@ BENIGN: list[str] = [
     # Round 24: Inductor's autotuning dropping a Triton config too big for the GPU and going on.
     "No valid triton configs. OutOfResources: out of resource: shared memory, Required: 110592, Hardware limit: "
     "101376. Reducing block sizes or `num_stages` may help.. Ignoring this choice.",
+    # Round 27: the operator's report of a replica that finished.
+    "INFO[0412] Pod: ml.bert-large-worker-3 exited with code 0  job=ml.bert-large replica-type=worker",
 ]
 
 

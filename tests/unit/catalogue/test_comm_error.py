@@ -498,6 +498,15 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "connection-lost",
     ),
+    # Round 27: the remote work-completion statuses in any program's words (ibv_wc_status_str).
+    (
+        "[WARN gpu-12 5512 5512 pollOnce rdma/providers/ib_data_channel_impl.cc:203] pollOnce - channel_id: 1, CQE "
+        "error, wr_id=90, status=10 (remote access error), opcode=1, byte_len=0, vendor_err=0x7",
+        C.COMM_ERROR,
+        L.AMBIGUOUS,
+        "nccl-remote-error",
+    ),
+    ("rdma write failed: remote operation error", C.COMM_ERROR, L.AMBIGUOUS, "nccl-remote-error"),
 ]
 
 

@@ -546,6 +546,84 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.HARDWARE,
         "gsp-unresponsive",
     ),
+    # Round 27: AWS Neuron's runtime finding no device or driver (the Neuron docs' troubleshooting
+    # pages), a Tenstorrent card a reset does not bring back (tt-umd, tt-tools-common, tt-smi,
+    # luwen), Intel's i915 resetting a hung engine (i915_gpu_error.c), and the container hook's
+    # driver RPC failing (libnvidia-container, as Ubuntu's driver container names the binary).
+    (
+        "2025-Jan-07 11:02:13.0412  4211:4211  ERROR  NRT:nrt_init                  Unable to determine Neuron Driver "
+        "version. Please check aws-neuron-dkms package is installed.",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "neuron-device-unavailable",
+    ),
+    (
+        "2025-Jan-07 11:02:13.0412  4211:4211  ERROR  NRT:nrt_init                  This runtime requires Neuron "
+        "Driver version 2.0 or greater. Please upgrade aws-neuron-dkms package.",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "neuron-device-unavailable",
+    ),
+    (
+        "2025-Jan-07 11:02:13.0412  31:31  ERROR  TDRV:tdrv_get_dev_info         No neuron device available",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "neuron-device-unavailable",
+    ),
+    (
+        "2025-Jan-07 11:02:13.0412  8:8  ERROR  TDRV:tdrv_init_mla_phase1        Could not open the nd3",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "neuron-device-unavailable",
+    ),
+    (
+        "nrtd[7]: [NRTD:InitTongas] Failed to initialize devices, error:4",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "neuron-device-unavailable",
+    ),
+    (
+        "2026-02-01 09:00:01.100 | warning  |             UMD | Timeout waiting for device at BDF 0000:c1:00.0 to "
+        "reappear. (warm_reset.cpp:141)",
+        C.GPU_HARDWARE,
+        L.AMBIGUOUS,
+        "accelerator-reset-failed",
+    ),
+    (" Config space reset not completed for device 3! ", C.GPU_HARDWARE, L.AMBIGUOUS, "accelerator-reset-failed"),
+    (
+        " Reset failed for one or more boards, returning with non-zero exit code ",
+        C.GPU_HARDWARE,
+        L.AMBIGUOUS,
+        "accelerator-reset-failed",
+    ),
+    (" Error when re-initializing chips!", C.GPU_HARDWARE, L.AMBIGUOUS, "accelerator-reset-failed"),
+    ("Chip initialization failed (aborted): ARC not ready", C.GPU_HARDWARE, L.AMBIGUOUS, "accelerator-reset-failed"),
+    (
+        "Exception: It is not currently safe to communicate with ARC because, another message is queued (0x51)",
+        C.GPU_HARDWARE,
+        L.AMBIGUOUS,
+        "accelerator-reset-failed",
+    ),
+    (
+        "[ 8123.456789] i915 0000:00:02.0: [drm] GPU HANG: ecode 12:1:85dffffb, in python3 [20431]",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "i915-gpu-hang",
+    ),
+    (
+        "[  301.2] [drm] GPU HANG: ecode 9:0:0x84d5fffb, in train [4410], hang on rcs0",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "i915-gpu-hang",
+    ),
+    (
+        "Error response from daemon: OCI runtime create failed: container_linux.go:380: starting container process "
+        "caused: process_linux.go:545: container init caused: Running hook #0:: error running hook: exit status 1, "
+        "stdout: , stderr: nvidia-container-cli.real: initialization error: driver error: failed to process request: unknown",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "nvidia-driver-unreachable",
+    ),
 ]
 
 
@@ -607,6 +685,10 @@ BENIGN: list[str] = [
     "[    5.123456] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023",
     # The habanalabs driver's success, MXNet's storage manager chosen, the c10d barrier passed.
     "habanalabs 0000:b3:00.0: Successfully added device 0000:b3:00.0 to habanalabs driver",
+    # Round 27: the Neuron runtime's healthy start, and i915's advice lines without the hang.
+    "2025-Jan-07 11:02:13.0412  4211:4211   INFO  NRT:nrt_init                  Found neuron driver: 2.19",
+    " Config space reset completed for device 3 ",
+    "[ 8123.456790] [drm] GPU hangs can indicate a bug anywhere in the entire gfx stack, including userspace.",
 ]
 
 

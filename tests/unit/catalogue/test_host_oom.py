@@ -462,6 +462,9 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "yarn-memory-limit",
     ),
+    # Round 27: bash's job report without its "line N:" prefix, and an interactive job's (jobs.c).
+    ("90211 Killed                  python train.py --config big.yaml", C.HOST_OOM, L.APPLICATION, "killed"),
+    ("[1]+  Killed                  torchrun --nproc_per_node 8 train.py", C.HOST_OOM, L.APPLICATION, "killed"),
 ]
 
 

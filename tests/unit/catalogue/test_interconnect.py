@@ -508,6 +508,40 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "nccl-nvls-bind-failed",
     ),
+    # Round 27: the local work-completion statuses in any program's words (ibv_wc_status_str), and
+    # MPICH's OFI netmod failing on a completion-queue error (ofi_events.c, "**ofid_poll").
+    (
+        "[ib7:4410:0]    ud_verbs.c:310  Fatal: Send completion (wr_id=0x1A2B with error: local length error",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "ib-async-qp-event",
+    ),
+    (
+        "[WARN gpu-12 5512 5512 pollOnce rdma/providers/ib_data_channel_impl.cc:202] pollOnce - channel_id: 2, CQE "
+        "error, wr_id=77, status=2 (local QP operation error), opcode=1, byte_len=0, vendor_err=0x3",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "ib-async-qp-event",
+    ),
+    (
+        "work completion failed: local protection error (status 4)",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "ib-async-qp-event",
+    ),
+    (
+        "MPIDI_OFI_handle_cq_error(1062): OFI poll failed (ofi_events.c:1064:MPIDI_OFI_handle_cq_error:Input/output "
+        "error - UNDELIVERABLE)",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-transport-retry",
+    ),
+    (
+        "MPIDI_OFI_handle_cq_error(593): OFI poll failed (default nic=hsn0: Input/output error)",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-transport-retry",
+    ),
 ]
 
 

@@ -730,6 +730,35 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "container-start-failed",
     ),
+    # Round 27: Horovod's start timeout (runner/common/util/timeout.py), SkyPilot's provisioning
+    # verdicts (cloud_vm_ray_backend.py, optimizer.py).
+    (
+        "Exception: Timed out waiting for all hosts to register. Please check connectivity between servers. You may "
+        "need to increase the --start-timeout parameter if you have too many servers.",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "horovod-start-timeout",
+    ),
+    (
+        "sky.exceptions.ResourcesUnavailableError: Failed to provision all possible launchable resources. Relax the "
+        "task's resource requirements: 2x AWS({'A100': 8})",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "cloud-provision-failed",
+    ),
+    (
+        "sky.exceptions.ResourcesUnavailableError: No launchable resource found for task train-7. To fix: relax its "
+        "resource requirements.",
+        C.LAUNCH,
+        L.APPLICATION,
+        "cloud-request-unsatisfiable",
+    ),
+    (
+        "This means the catalog does not contain any resources that satisfy this request.",
+        C.LAUNCH,
+        L.APPLICATION,
+        "cloud-request-unsatisfiable",
+    ),
 ]
 
 
@@ -874,6 +903,10 @@ NO_FAILURE: list[str] = [
     "[I101 10:00:00.000 socket.cpp:1] [c10d] The client socket has connected to [host1]:29500 on [host4]:40122.",
     "srun: Job 812 step creation temporarily disabled, retrying (Requested nodes are busy)",
     "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
+    # Round 27: SkyPilot failing over from one zone's stock-out to the next.
+    "W 03-01 10:11:12 cloud_vm_ray_backend.py:358] Got ZONE_RESOURCE_POOL_EXHAUSTED in us-east1-b (message: The "
+    "zone 'projects/p/zones/us-east1-b' does not have enough resources available to fulfill the request.  Try a "
+    "different zone, or try again later.)",
 ]
 
 

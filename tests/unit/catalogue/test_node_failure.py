@@ -726,6 +726,22 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "ray-raylet-died",
     ),
+    # Round 27: slurmctld's INVAL line is slurm-node-invalid's, not the health check's; sinfo -R's
+    # reason column.
+    (
+        "slurmctld: error: Setting node gpu17 state to INVAL with reason:gres/gpu count reported lower than "
+        "configured (7 < 8)",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "slurm-node-invalid",
+    ),
+    ("Low RealMemory                          gpu[017-018]", C.NODE_FAILURE, L.SYSTEM_SOFTWARE, "slurm-node-invalid"),
+    (
+        "Low RealMemory (reported:515000 < 100.00% of configured:1031000) slurm  2026-03-01T10:00:00 gpu17",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "slurm-node-invalid",
+    ),
 ]
 
 

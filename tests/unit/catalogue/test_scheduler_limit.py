@@ -498,6 +498,20 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SCHEDULER,
         "flux-job-limit",
     ),
+    # Round 27: flux job eventlog -H quotes string values (libeventlog formatter.c, json_dumps);
+    # Torque's mail when the MOM's kill names no resource (msg_momjoboverlimit).
+    (
+        '[Jan02 10:11] exception type="timeout" severity=0 userid=1002 note="resource allocation expired"',
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "flux-job-limit",
+    ),
+    (
+        "Job exceeded some resource limit (walltime, mem, etc.). Job was aborted",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "slurm-time-limit",
+    ),
 ]
 
 
@@ -540,6 +554,8 @@ BENIGN: list[str] = [
     "  Normal   TriggeredScaleUp  3m  cluster-autoscaler  pod triggered scale-up: [{gpu-pool 1->2 (max: 4)}]",
     # Flux's non-fatal exception in the eventlog (severity above 0: the job goes on).
     '{"timestamp":1700000000.5,"name":"exception","context":{"type":"timeout","severity":1,"userid":-1,"note":"soft"}}',
+    # Round 27: the formatted non-fatal exception (severity above 0).
+    '[  +0.010101] exception type="timeout" severity=1 userid=1002 note="soft limit"',
 ]
 
 

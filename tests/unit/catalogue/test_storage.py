@@ -235,6 +235,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "shared-fs-mount-failed",
     ),
+    # Round 27: the kubelet's volume manager before Kubernetes 1.13.
+    (
+        'Warning  FailedMount  2m  kubelet, gpu-node-4  Unable to mount volumes for pod "trainer-0_ml(1a2b3c)": '
+        "timeout expired waiting for volumes to attach/mount for pod",
+        C.STORAGE,
+        L.STORAGE,
+        "shared-fs-mount-failed",
+    ),
 ]
 
 
