@@ -397,6 +397,7 @@ FAILURES = [
         "cloud-provision-failed",
     ),
     ("No launchable resource found for task eval-3.", "cloud-request-unsatisfiable"),
+    ("failed       28  : changing into working directory", "sge-job-not-started"),
     ("[2019-05-02T08:00:01.123] error: Setting node gpu017 state to DRAIN", "slurm-node-invalid"),
     ("Container killed by YARN for exceeding memory limits. 9.5 GB of 9 GB physical memory used.", "yarn-memory-limit"),
     ("allocation failed due to agent failure: agent failed while the container was running", "determined-agent-lost"),

@@ -759,6 +759,15 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "cloud-request-unsatisfiable",
     ),
+    # Round 27: Grid Engine's shepherd that never started the script (qacct's failed field, qstat -j).
+    ("failed       27  : searching requested shell", C.LAUNCH, L.SYSTEM_SOFTWARE, "sge-job-not-started"),
+    (
+        "error reason    1:          03/01/2026 10:11:12 [1001:4410]: failed changing into working directory because: No such file",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "sge-job-not-started",
+    ),
+    ("failed       26  : opening input/output file", C.LAUNCH, L.SYSTEM_SOFTWARE, "sge-job-not-started"),
 ]
 
 
@@ -907,6 +916,8 @@ NO_FAILURE: list[str] = [
     "W 03-01 10:11:12 cloud_vm_ray_backend.py:358] Got ZONE_RESOURCE_POOL_EXHAUSTED in us-east1-b (message: The "
     "zone 'projects/p/zones/us-east1-b' does not have enough resources available to fulfill the request.  Try a "
     "different zone, or try again later.)",
+    # Round 27: qacct's record of a job that ran and ended well.
+    "failed       0",
 ]
 
 

@@ -512,6 +512,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SCHEDULER,
         "slurm-time-limit",
     ),
+    # Round 27: qacct's failed field for code 37.
+    (
+        "failed       37  : qmaster enforced h_rt, h_cpu, or h_vmem limit",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "slurm-time-limit",
+    ),
 ]
 
 
