@@ -398,6 +398,20 @@ FAILURES = [
     ),
     ("No launchable resource found for task eval-3.", "cloud-request-unsatisfiable"),
     ("failed       28  : changing into working directory", "sge-job-not-started"),
+    # Round 28: the kubelet's device manager, Torque's server, PSM2, mlx5's error CQE, Dask, Ray Train.
+    (
+        "Allocate failed due to no healthy devices present; cannot allocate unhealthy devices nvidia.com/gpu",
+        "k8s-device-unhealthy",
+    ),
+    (
+        "Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. Requested: 1",
+        "k8s-device-admission-failed",
+    ),
+    ("unable to run job, send to MOM '10.1.4.4' failed", "pbs-mom-unreachable"),
+    ("node3.4410PSM2 can't open hfi unit: 0 (err=23)", "opa-hfi-open-failed"),
+    ("infiniband mlx5_0: mlx5_poll_one:530:(pid 0): Responder error cqe on cqn 0x1c2:", "mlx5-error-cqe"),
+    ("Worker exceeded 80% memory budget. Restarting", "dask-worker-memory-limit"),
+    ("The worker group startup timed out after 60.0 seconds waiting for 16 workers.", "ray-train-worker-group-timeout"),
     ("[2019-05-02T08:00:01.123] error: Setting node gpu017 state to DRAIN", "slurm-node-invalid"),
     ("Container killed by YARN for exceeding memory limits. 9.5 GB of 9 GB physical memory used.", "yarn-memory-limit"),
     ("allocation failed due to agent failure: agent failed while the container was running", "determined-agent-lost"),
@@ -703,6 +717,10 @@ VETOED = [
     (
         "OSError: [Errno 16] Device or resource busy: '/nfs/home/u/.nfs000000000123abcd00000004'",
         "nfs-silly-rename-busy",
+    ),
+    (
+        'MountVolume.SetUp failed for volume "cfg" : object "ns"/"cfg" not registered',
+        "kubelet-volume-object-not-registered",
     ),
     # Round 19: a program's own warning that it goes on without peer access.
     (

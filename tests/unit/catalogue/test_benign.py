@@ -77,6 +77,13 @@ VETOED: list[tuple[str, str, str | None]] = [
         "nfs-silly-rename-busy",
         "path-busy",
     ),
+    # Round 28: the kubelet's object manager not having registered a configMap or secret
+    # (watch_based_manager.go), inside a volume's SetUp failure.
+    (
+        'MountVolume.SetUp failed for volume "kube-api-access-x7k2p" : object "ml"/"kube-root-ca.crt" not registered',
+        "kubelet-volume-object-not-registered",
+        "shared-fs-mount-failed",
+    ),
 ]
 
 

@@ -248,6 +248,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "nccl-dump-signal",
     ),
+    # Round 28: c10::Error's backtrace when the watchdog raised the timeout (ProcessGroupNCCL.cpp).
+    (
+        "frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, "
+        "std::ratio<1l, 1000l> > >) + 0x1d2 (0x7f0a1c2f38f2 in /opt/torch/lib/libtorch_cuda.so)",
+        C.COMM_TIMEOUT,
+        L.AMBIGUOUS,
+        "nccl-watchdog-timeout",
+    ),
 ]
 
 

@@ -168,30 +168,30 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "nvidia-driver-unreachable",
     ),
-    # The amdgpu driver: a hung job, the reset, MES.
+    # The amdgpu driver: a hung job, the reset, MES (the node's GPU software since round 28).
     (
         "[drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring sdma0 timeout, signaled seq=16060, emitted seq=16062",
         C.GPU_HARDWARE,
-        L.HARDWARE,
+        L.SYSTEM_SOFTWARE,
         "amdgpu-ring-timeout-reset",
     ),
     (
         "amdgpu 0000:0a:00.0: amdgpu: ring gfx_0.0.0 timeout, signaled seq=2201, emitted seq=2203",
         C.GPU_HARDWARE,
-        L.HARDWARE,
+        L.SYSTEM_SOFTWARE,
         "amdgpu-ring-timeout-reset",
     ),
-    ("amdgpu 0000:0a:00.0: amdgpu: GPU reset begin!", C.GPU_HARDWARE, L.HARDWARE, "amdgpu-ring-timeout-reset"),
+    ("amdgpu 0000:0a:00.0: amdgpu: GPU reset begin!", C.GPU_HARDWARE, L.SYSTEM_SOFTWARE, "amdgpu-ring-timeout-reset"),
     (
         "[drm:amdgpu_job_timedout [amdgpu]] *ERROR* GPU Recovery Failed: -110",
         C.GPU_HARDWARE,
-        L.HARDWARE,
+        L.SYSTEM_SOFTWARE,
         "amdgpu-ring-timeout-reset",
     ),
     (
         "amdgpu: MES might be in unrecoverable state, issue a GPU reset",
         C.GPU_HARDWARE,
-        L.HARDWARE,
+        L.SYSTEM_SOFTWARE,
         "amdgpu-ring-timeout-reset",
     ),
     # Marian's and dlib's CUDA checks; TensorFlow's ROCm allocator.
@@ -623,6 +623,40 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         C.GPU_HARDWARE,
         L.SYSTEM_SOFTWARE,
         "nvidia-driver-unreachable",
+    ),
+    # Round 28: amdgpu's ring timeout and MES hang read as the node's GPU software; the driver's
+    # probe failing (amdgpu_device.c); the kubelet refusing unhealthy devices (devicemanager).
+    (
+        "[ 4410.000001] [drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring gfx_0.0.0 timeout, signaled seq=2041, emitted seq=2043",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "amdgpu-ring-timeout-reset",
+    ),
+    (
+        "[    6.200001] amdgpu 0000:c3:00.0: amdgpu: Fatal error during GPU init",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "rocm-device-unreachable",
+    ),
+    (
+        "[    6.190001] amdgpu 0000:c3:00.0: amdgpu: amdgpu_device_ip_init failed",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "rocm-device-unreachable",
+    ),
+    (
+        "Warning  UnexpectedAdmissionError  4s  kubelet  Allocate failed due to no healthy devices present; cannot "
+        "allocate unhealthy devices nvidia.com/gpu, which is unexpected",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "k8s-device-unhealthy",
+    ),
+    (
+        "Message: Pod Allocate failed due to previously allocated devices are no longer healthy; cannot allocate "
+        "unhealthy devices amd.com/gpu, which is unexpected",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "k8s-device-unhealthy",
     ),
 ]
 

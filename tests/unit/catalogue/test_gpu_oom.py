@@ -335,6 +335,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "accelerator-oom",
     ),
+    # Round 28: XLA's allocator as TensorFlow's status printed it before absl.
+    (
+        "Execution of replica 0 failed: Resource exhausted: Failed to allocate request for 64.00MiB (67108864B) on "
+        "device ordinal 3",
+        C.GPU_OOM,
+        L.APPLICATION,
+        "tf-xla-oom",
+    ),
 ]
 
 

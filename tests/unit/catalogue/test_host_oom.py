@@ -465,6 +465,19 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     # Round 27: bash's job report without its "line N:" prefix, and an interactive job's (jobs.c).
     ("90211 Killed                  python train.py --config big.yaml", C.HOST_OOM, L.APPLICATION, "killed"),
     ("[1]+  Killed                  torchrun --nproc_per_node 8 train.py", C.HOST_OOM, L.APPLICATION, "killed"),
+    # Round 28: Dask's nanny over its worker's memory limit (nanny.py / worker_memory.py).
+    (
+        "distributed.nanny - WARNING - Worker exceeded 95% memory budget. Restarting",
+        C.HOST_OOM,
+        L.APPLICATION,
+        "dask-worker-memory-limit",
+    ),
+    (
+        "distributed.nanny.memory - WARNING - Worker tcp://10.0.0.7:40213 (pid=5521) exceeded 95% memory budget. Restarting...",
+        C.HOST_OOM,
+        L.APPLICATION,
+        "dask-worker-memory-limit",
+    ),
 ]
 
 
@@ -512,6 +525,8 @@ BENIGN: list[str] = [
     # systemd-oomd's candidate list; a pod's container that completed.
     "systemd-oomd[812]: Considered 3 cgroups for killing, top candidates were:",
     "      Reason:       Completed",
+    # Round 28: Dask's nanny pausing a worker before its limit.
+    "distributed.worker.memory - WARNING - Worker is at 81% memory usage. Pausing worker.",
 ]
 
 

@@ -542,6 +542,28 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.INFRASTRUCTURE_NETWORK,
         "ib-transport-retry",
     ),
+    # Round 28: Omni-Path's PSM2 (opa-psm2 psm_context.c) and the MPIs' help text after it; the
+    # mlx5 InfiniBand driver's error CQE dump (drivers/infiniband/hw/mlx5/cq.c).
+    ("opa07.51122PSM2 can't open hfi unit: -1 (err=23)", C.INTERCONNECT, L.SYSTEM_SOFTWARE, "opa-hfi-open-failed"),
+    (
+        "opa07.51122hfi_userinit_internal: assign_context command failed: Device or resource busy",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "opa-hfi-open-failed",
+    ),
+    (
+        "PSM2 was unable to open an endpoint. Please make sure that the network link is",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "opa-hfi-open-failed",
+    ),
+    ("opa07.51122PSM2 no hfi units are active (err=23)", C.INTERCONNECT, L.INFRASTRUCTURE_NETWORK, "ib-port-down"),
+    (
+        "[ 9001.100001] infiniband mlx5_2: mlx5_poll_one:528:(pid 0): Requestor error cqe on cqn 0x41a:",
+        C.INTERCONNECT,
+        L.AMBIGUOUS,
+        "mlx5-error-cqe",
+    ),
 ]
 
 

@@ -768,6 +768,20 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "sge-job-not-started",
     ),
     ("failed       26  : opening input/output file", C.LAUNCH, L.SYSTEM_SOFTWARE, "sge-job-not-started"),
+    # Round 28: Ray Train's worker group never started (train/v2 exceptions.py); Grid Engine's
+    # client without an answer from the qmaster (gdi).
+    (
+        "ray.train.ControllerError: The worker group startup timed out after 30.0 seconds waiting for 4 workers.",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "ray-train-worker-group-timeout",
+    ),
+    (
+        "Unable to run job: failed receiving gdi request response for mid=1 (got syncron message receive timeout error).",
+        C.LAUNCH,
+        L.SCHEDULER,
+        "slurmctld-unreachable",
+    ),
 ]
 
 

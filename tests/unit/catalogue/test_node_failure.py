@@ -742,6 +742,47 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "slurm-node-invalid",
     ),
+    # Round 28: the kubelet's device manager refusing pods for its own state (devicemanager), Torque's
+    # server unable to hand a job to a MOM (req_runjob.c), slurmctld's debug and refusal of a
+    # registration below its configuration (node_mgr.c, proc_req.c).
+    (
+        "Message: Pod Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. Requested: 2, "
+        "Available: 0, which is unexpected",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "k8s-device-admission-failed",
+    ),
+    (
+        "Warning  UnexpectedAdmissionError  3s  kubelet  Allocate failed due to rpc error: code = Unavailable desc = "
+        "connection error, which is unexpected",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "k8s-device-admission-failed",
+    ),
+    (
+        "03/01/2026 10:00:01  S    unable to run job, send to MOM '10.2.0.17' failed",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "pbs-mom-unreachable",
+    ),
+    (
+        "03/01/2026 10:00:01  S    unable to run job, MOM rejected/timeout",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "pbs-mom-unreachable",
+    ),
+    (
+        "[2026-03-01T10:00:00.001] debug:  Node gpu17 has low real_memory size (501000 / 1031000) < 95.00%",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "slurm-node-invalid",
+    ),
+    (
+        "[2026-03-01T10:00:00.002] error: _slurm_rpc_node_registration node=gpu17: Invalid argument",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "slurm-node-invalid",
+    ),
 ]
 
 

@@ -243,6 +243,28 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "shared-fs-mount-failed",
     ),
+    # Round 28: a full disk as Open MPI's shared-memory transport and Ray's object store say it.
+    (
+        "It appears as if there is not enough space for /tmp/ompi.gpu4.1201/pid.5521/1/shared_mem_cuda_pool.gpu4 (the shared-memory backing",
+        C.STORAGE,
+        L.STORAGE,
+        "disk-full",
+    ),
+    ("ray.exceptions.OutOfDiskError: Local disk is full", C.STORAGE, L.STORAGE, "disk-full"),
+    (
+        "The object cannot be created because the local object store is full and the local disk's utilization is over "
+        "capacity (95% by default).",
+        C.STORAGE,
+        L.STORAGE,
+        "disk-full",
+    ),
+    # Round 28: a volume that really did not mount still reads, beside the benign "not registered".
+    (
+        'MountVolume.SetUp failed for volume "data" : mount failed: exit status 32',
+        C.STORAGE,
+        L.STORAGE,
+        "shared-fs-mount-failed",
+    ),
 ]
 
 
