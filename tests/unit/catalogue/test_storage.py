@@ -265,6 +265,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "shared-fs-mount-failed",
     ),
+    # Round 28: BeeGFS's kernel client in its own words.
+    (
+        "[ 901.1] beegfs: mount(4410): Configuration error: Initialization of common objects failed.",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
 ]
 
 
@@ -283,6 +290,8 @@ BENIGN: list[str] = [
     # Round 26: the attach-detach controller while a rescheduled pod's volume detaches from its old node.
     '  Warning  FailedAttachVolume  71s  attachdetach-controller  Multi-Attach error for volume "pvc-1" Volume is '
     "already exclusively attached to one node and can't be attached to another",
+    # Round 28: BeeGFS's client noting a build option at mount.
+    "[ 901.0] beegfs: mount(4410): Built without NVFS RDMA support.",
 ]
 
 
