@@ -412,6 +412,7 @@ FAILURES = [
     ("infiniband mlx5_0: mlx5_poll_one:530:(pid 0): Responder error cqe on cqn 0x1c2:", "mlx5-error-cqe"),
     ("Worker exceeded 80% memory budget. Restarting", "dask-worker-memory-limit"),
     ("The worker group startup timed out after 60.0 seconds waiting for 16 workers.", "ray-train-worker-group-timeout"),
+    ("0/4 nodes are available: 4 pod has unbound immediate PersistentVolumeClaims.", "pvc-unbound"),
     ("[2019-05-02T08:00:01.123] error: Setting node gpu017 state to DRAIN", "slurm-node-invalid"),
     ("Container killed by YARN for exceeding memory limits. 9.5 GB of 9 GB physical memory used.", "yarn-memory-limit"),
     ("allocation failed due to agent failure: agent failed while the container was running", "determined-agent-lost"),
@@ -722,6 +723,7 @@ VETOED = [
         'MountVolume.SetUp failed for volume "cfg" : object "ns"/"cfg" not registered',
         "kubelet-volume-object-not-registered",
     ),
+    ("failed to query event: CUDA_ERROR_DEINITIALIZED", "cuda-driver-deinitialized"),
     # Round 19: a program's own warning that it goes on without peer access.
     (
         "warning: failed to enable p2p on gpu #2: peer access is not supported between these two devices",

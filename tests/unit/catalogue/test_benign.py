@@ -84,6 +84,13 @@ VETOED: list[tuple[str, str, str | None]] = [
         "kubelet-volume-object-not-registered",
         "shared-fs-mount-failed",
     ),
+    # Round 29: the CUDA driver already torn down at exit (CUDA_ERROR_DEINITIALIZED).
+    (
+        "E tensorflow/stream_executor/cuda/cuda_event.cc:49] Error polling for event status: failed to query event: "
+        "CUDA_ERROR_DEINITIALIZED",
+        "cuda-driver-deinitialized",
+        "cuda-error-other",
+    ),
 ]
 
 

@@ -507,6 +507,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "nccl-remote-error",
     ),
     ("rdma write failed: remote operation error", C.COMM_ERROR, L.AMBIGUOUS, "nccl-remote-error"),
+    # Round 29: a glog CHECK on an NCCL call's result (Paddle's nccl_helper.h).
+    (
+        "F0301 10:00:00.1 4410 nccl_helper.h:62] Check failed: dynload::ncclGroupEnd() == ncclSuccess (3 vs. 0)",
+        C.COMM_ERROR,
+        L.AMBIGUOUS,
+        "nccl-error-other",
+    ),
 ]
 
 

@@ -256,6 +256,8 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "nccl-watchdog-timeout",
     ),
+    # Round 29: gloo's own timeout closing the pair (pair.cc, unbound_buffer.cc).
+    ("RuntimeError: Application timeout caused pair closure", C.COMM_TIMEOUT, L.AMBIGUOUS, "collective-recv-timeout"),
 ]
 
 

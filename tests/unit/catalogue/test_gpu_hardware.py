@@ -658,6 +658,32 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "k8s-device-unhealthy",
     ),
+    # Round 29: Intel's xe resetting a timed-out job; the GSP RPC failing with GPU_IS_LOST; nvidia-smi
+    # unable to name a GPU; AER's other spellings of a corrected report.
+    (
+        "xe 0000:03:00.0: [drm] Tile0: GT0: Timedout job: seqno=4410, lrc_seqno=4410, guc_id=2, flags=0x0 in python [5521]",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "i915-gpu-hang",
+    ),
+    (
+        "NVRM: GPU2 _issueRpcAndWait: rpcSendMessage failed with status 0x0000000f for fn 76 sequence 12!",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "gpu-lost",
+    ),
+    (
+        "|   3  ERR!                On   | 00000000:3B:00.0 Off |                 ERR! |",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "gpu-lost",
+    ),
+    (
+        "pci 0000:41:00.0: PCIe Bus Error: severity=Correctable, type=Data Link Layer, (Transmitter ID)",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "pcie-aer-error",
+    ),
 ]
 
 
@@ -723,6 +749,8 @@ BENIGN: list[str] = [
     "2025-Jan-07 11:02:13.0412  4211:4211   INFO  NRT:nrt_init                  Found neuron driver: 2.19",
     " Config space reset completed for device 3 ",
     "[ 8123.456790] [drm] GPU hangs can indicate a bug anywhere in the entire gfx stack, including userspace.",
+    # Round 29: nvidia-smi's ERR! for one reading of a GPU it can name; a GSP RPC failing otherwise.
+    "| N/A   31C    P0   ERR! / 250W |    593MiB / 16160MiB |      0%      Default |",
 ]
 
 

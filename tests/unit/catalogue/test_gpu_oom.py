@@ -343,6 +343,26 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "tf-xla-oom",
     ),
+    # Round 29: CuPy's OutOfMemoryError as Chainer prints it, old and new; Theano's and Aesara's allocator.
+    (
+        "Exception in main training loop: out of memory to allocate 8388608 bytes (total 12884901888 bytes)",
+        C.GPU_OOM,
+        L.APPLICATION,
+        "cuda-oom",
+    ),
+    (
+        "cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 1,073,741,824 bytes (allocated so far: 15,032,385,536 bytes).",
+        C.GPU_OOM,
+        L.APPLICATION,
+        "cuda-oom",
+    ),
+    (
+        "MemoryError: Error allocating 52428800 bytes of device memory (out of memory). Driver report 10485760 bytes free "
+        "and 4294967296 bytes total",
+        C.GPU_OOM,
+        L.APPLICATION,
+        "cuda-oom",
+    ),
 ]
 
 

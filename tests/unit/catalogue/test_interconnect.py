@@ -564,6 +564,25 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "mlx5-error-cqe",
     ),
+    # Round 29: UCX's UD timeout before 1.9, librdmacm's failed connection events by name.
+    (
+        "[gpu4:4410:0]       ud_ep.c:248  Fatal: UD endpoint 0x1a2b3c0: unhandled timeout error",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-transport-retry",
+    ),
+    (
+        "rdma_client: event: RDMA_CM_EVENT_UNREACHABLE, error: -110",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-transport-retry",
+    ),
+    (
+        "conn 0x7f1c : RDMA_CM_EVENT_REJECTED( _not_ expected )",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-transport-retry",
+    ),
 ]
 
 
@@ -648,6 +667,8 @@ BENIGN: list[str] = [
     "libfabric:7001:1700000001::efa:core:efa_device_construct():120<info> device 0 is rdmap0s6",
     "[1700000000.123456] [gpu-a-01:4411:0]    ucp_context.c:1100 UCX  WARN  transport 'rc_mlx5' is not available",
     "port_state:\t\tPORT_ACTIVE (4)",
+    # Round 29: the connection manager's events of a connect that works.
+    "rdma_client: event: RDMA_CM_EVENT_ESTABLISHED, error: 0",
 ]
 
 

@@ -782,6 +782,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SCHEDULER,
         "slurmctld-unreachable",
     ),
+    # Round 29: Singularity's / Apptainer's starter failing to build the container.
+    (
+        "FATAL:   container creation failed: mount /scratch->/scratch error: while mounting /scratch: mount source "
+        "/scratch doesn't exist",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
 ]
 
 

@@ -783,6 +783,35 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "slurm-node-invalid",
     ),
+    # Round 29: the kernel's RCU (3.x wording) and workqueue stall detectors (tree_stall.h, workqueue.c);
+    # a fatal platform error record (cper.c); the device plugin unable to register; Torque marking a
+    # node offline.
+    (
+        "[ 9001.1] INFO: rcu_sched_state detected stall on CPU 12 (t=15000 jiffies)",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "kernel-hung-task",
+    ),
+    (
+        "[ 9001.1] BUG: workqueue lockup - pool cpus=7 node=0 flags=0x0 nice=0 stuck for 41s!",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "kernel-hung-task",
+    ),
+    ("[    3.1] [Hardware Error]: event severity: fatal", C.NODE_FAILURE, L.HARDWARE, "memory-mce-edac"),
+    (
+        "2026/03/01 10:00:00 Could not register device plugin: context deadline exceeded",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "k8s-device-admission-failed",
+    ),
+    (
+        "03/01/2026 10:00:00;02;PBS_Server.4410;node;update_failure_counts;Node 'gpu17' has had 12 failures in close "
+        "proximity, marking offline.",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "pbs-mom-unreachable",
+    ),
 ]
 
 
@@ -965,6 +994,8 @@ BENIGN: list[str] = [
     "slurmstepd: error: *** STEP 48213.0 ON node-3 FAILED (non-zero exit code or other failure mode) ***",
     # Round 26: slurmctld's drain as it logs an operator's drain too.
     "[2025-01-01T00:00:00.000] drain_nodes: node gpu017 state set to DRAIN",
+    # Round 29: a corrected platform error record.
+    "[ 900.1] {3}[Hardware Error]: event severity: corrected",
 ]
 
 

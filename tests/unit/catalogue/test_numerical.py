@@ -180,6 +180,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "non-finite-detected",
     ),
+    # Round 29: Darknet's progress line with the loss NaN (detector.c).
+    (
+        " 1210: -nan, -nan avg loss, 0.001000 rate, 2.410000 seconds, 77440 images",
+        C.NUMERICAL,
+        L.APPLICATION,
+        "nan-loss",
+    ),
 ]
 
 
@@ -214,6 +221,8 @@ BENIGN: list[str] = [
     "[2024-01-01 10:00:00] Ep. 1 : Up. 100 : Sen. 8,000 : Cost 5.12345678 : Time 10.00s : 8000.00 words/s",
     "[2024-01-01 10:00:00,000 INFO] Step 100/1000; acc:  12.30; ppl: 812.12; xent: 6.70; lr: 0.00010; 800/900 "
     "tok/s;     60 sec",
+    # Round 29: Darknet's progress line with a finite loss.
+    " 1210: 3.412000, 3.581200 avg loss, 0.001000 rate, 2.410000 seconds, 77440 images",
 ]
 
 

@@ -272,6 +272,26 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "parallel-fs-error",
     ),
+    # Round 29: XFS's corruption reports (xfs_error.c); a PersistentVolumeClaim nothing binds (volumebinding).
+    (
+        "[  9.1] XFS (vdb1): Metadata corruption detected at xfs_inode_buf_verify+0x1a2/0x1c0 [xfs], xfs_inode block 0x40",
+        C.STORAGE,
+        L.STORAGE,
+        "kernel-block-io-error",
+    ),
+    (
+        "kernel: XFS: Internal error XFS_WANT_CORRUPTED_GOTO at line 1423 of file fs/xfs/xfs_alloc.c.  Caller 0xffffffffa01e76c2",
+        C.STORAGE,
+        L.STORAGE,
+        "kernel-block-io-error",
+    ),
+    (
+        "Warning  FailedScheduling  30s  default-scheduler  0/8 nodes are available: 8 pod has unbound immediate "
+        "PersistentVolumeClaims.",
+        C.STORAGE,
+        L.SYSTEM_SOFTWARE,
+        "pvc-unbound",
+    ),
 ]
 
 
@@ -292,6 +312,8 @@ BENIGN: list[str] = [
     "already exclusively attached to one node and can't be attached to another",
     # Round 28: BeeGFS's client noting a build option at mount.
     "[ 901.0] beegfs: mount(4410): Built without NVFS RDMA support.",
+    # Round 29: XFS mounting cleanly.
+    "[ 16708.7] XFS (dm-0): Ending clean mount",
 ]
 
 
