@@ -413,6 +413,7 @@ FAILURES = [
     ("Worker exceeded 80% memory budget. Restarting", "dask-worker-memory-limit"),
     ("The worker group startup timed out after 60.0 seconds waiting for 16 workers.", "ray-train-worker-group-timeout"),
     ("0/4 nodes are available: 4 pod has unbound immediate PersistentVolumeClaims.", "pvc-unbound"),
+    ("mlx5_core 0000:01:00.0: mlx5_load_one failed with error code -22", "hca-probe-failed"),
     ("[2019-05-02T08:00:01.123] error: Setting node gpu017 state to DRAIN", "slurm-node-invalid"),
     ("Container killed by YARN for exceeding memory limits. 9.5 GB of 9 GB physical memory used.", "yarn-memory-limit"),
     ("allocation failed due to agent failure: agent failed while the container was running", "determined-agent-lost"),

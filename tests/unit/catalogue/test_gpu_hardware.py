@@ -684,6 +684,19 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.HARDWARE,
         "pcie-aer-error",
     ),
+    # Round 30: amdgpu failing to resume the GPU (amdgpu_device.c).
+    (
+        "[ 33.87] amdgpu 0000:c3:00.0: amdgpu: resume of IP block <smu> failed -5",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "rocm-device-unreachable",
+    ),
+    (
+        "[ 33.88] amdgpu 0000:c3:00.0: amdgpu: amdgpu_device_ip_resume failed (-5).",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "rocm-device-unreachable",
+    ),
 ]
 
 

@@ -478,6 +478,20 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "dask-worker-memory-limit",
     ),
+    # Round 30: the OOM killer's task table header, old and new (mm/oom_kill.c dump_tasks).
+    (
+        "[1044908.75] [ pid ]   uid  tgid total_vm      rss nr_ptes nr_pmds swapents oom_score_adj name",
+        C.HOST_OOM,
+        L.APPLICATION,
+        "oom-kill",
+    ),
+    (
+        "[ 9001.2] [  pid  ]   uid  tgid total_vm      rss rss_anon rss_file rss_shmem pgtables_bytes swapents "
+        "oom_score_adj name",
+        C.HOST_OOM,
+        L.APPLICATION,
+        "oom-kill",
+    ),
 ]
 
 

@@ -583,6 +583,23 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.INFRASTRUCTURE_NETWORK,
         "ib-transport-retry",
     ),
+    # Round 30: mlx5 failing to bring the HCA up at probe (mlx5/core/main.c); the local completion
+    # statuses in perftest's and mlx5_ib's words; PSM2's shared memory.
+    ("[    5.50] mlx5_core 0000:41:00.1: handle_hca_cap failed", C.INTERCONNECT, L.SYSTEM_SOFTWARE, "hca-probe-failed"),
+    (
+        "[    5.66] mlx5_core 0000:41:00.1: mlx5_load_one failed with error code -22",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "hca-probe-failed",
+    ),
+    (
+        "[    5.67] mlx5_core: probe of 0000:41:00.1 failed with error -22",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "hca-probe-failed",
+    ),
+    ("  Failed status 4: wr_id 0 syndrom 0x51", C.INTERCONNECT, L.SYSTEM_SOFTWARE, "ib-async-qp-event"),
+    ("PSM could not set up shared memory segment (err=9)", C.INTERCONNECT, L.SYSTEM_SOFTWARE, "opa-hfi-open-failed"),
 ]
 
 

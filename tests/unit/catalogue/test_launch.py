@@ -790,6 +790,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "container-start-failed",
     ),
+    # Round 30: a Ray driver that cannot reach the cluster it joins (gcs_rpc_client.h).
+    (
+        "[2026-03-01 10:00:00,000 E 4410 4410] gcs_rpc_client.h:179: Failed to connect to GCS at address 10.0.0.5:6379 "
+        "within 5 seconds.",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "store-connect-timeout",
+    ),
 ]
 
 

@@ -812,6 +812,20 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "pbs-mom-unreachable",
     ),
+    # Round 30: the kubelet admitting a pod the node lacks the device for (predicate.go); Ray's lost GCS.
+    (
+        "trainer-7f9c   0/1     OutOfnvidia.com/gpu   0          2h    <none>        gpu-node-3   <none>",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "k8s-device-admission-failed",
+    ),
+    (
+        "[2026-03-01 10:00:00,000 C 273 339] (raylet) gcs_rpc_client.h:537: Check failed: ... Failed to connect to GCS "
+        "within 60 seconds",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "ray-node-dead",
+    ),
 ]
 
 

@@ -170,6 +170,9 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "heap-corruption",
     ),
+    # Round 30: Composer's launcher naming a rank's signal.
+    ("ERROR:composer.cli.launcher:Rank 3 crashed with exit code -7.", C.PROCESS_CRASH, L.AMBIGUOUS, "bus-error"),
+    ("ERROR:composer.cli.launcher:Rank 1 crashed with exit code -11.", C.PROCESS_CRASH, L.AMBIGUOUS, "segfault"),
 ]
 
 

@@ -292,6 +292,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "pvc-unbound",
     ),
+    # Round 30: the attach-detach controller failing to attach (operation_generator.go).
+    (
+        'Warning  FailedAttachVolume  3s  attachdetach-controller  AttachVolume.Attach failed for volume "pvc-1a2b" : '
+        "rpc error: code = Internal desc = failed to attach disk",
+        C.STORAGE,
+        L.STORAGE,
+        "shared-fs-mount-failed",
+    ),
 ]
 
 
