@@ -514,6 +514,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "nccl-error-other",
     ),
+    # A remote status reads as the peer's in UCX's words too, not as the link's (interconnect.yaml's header).
+    (
+        "[1595598109.293924] [cn007:58829:0]   ib_iface.c:512  UCX  ERROR send completion with error: remote access error",
+        C.COMM_ERROR,
+        L.AMBIGUOUS,
+        "nccl-remote-error",
+    ),
 ]
 
 

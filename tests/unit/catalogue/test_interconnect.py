@@ -600,6 +600,19 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     ),
     ("  Failed status 4: wr_id 0 syndrom 0x51", C.INTERCONNECT, L.SYSTEM_SOFTWARE, "ib-async-qp-event"),
     ("PSM could not set up shared memory segment (err=9)", C.INTERCONNECT, L.SYSTEM_SOFTWARE, "opa-hfi-open-failed"),
+    # UCX's completion errors read by their status: a link one here, a local one the registration's.
+    (
+        "[1466599688.714393] [gpu30:25196:0] rc_verbs_iface.c:47   UCX  ERROR Send completion with error: bad response error",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-transport-retry",
+    ),
+    (
+        "[1466599688.714393] [gpu30:25196:0] rc_verbs_iface.c:47   UCX  ERROR Send completion with error: local protection error",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "ib-async-qp-event",
+    ),
 ]
 
 

@@ -453,10 +453,10 @@ DECIDED_WITH_NODES: list[tuple[str, FailureClass, CauseLayer, str, bool, list[st
         "[2024-06-01T10:00:00.123] error: Setting node cn12 state to INVAL with reason:Low RealMemory (reported:"
         "515000 < 100.00% of configured:1031000)",
         C.NODE_FAILURE,
-        L.HARDWARE,
-        "slurm-health-check",
+        L.SYSTEM_SOFTWARE,
+        "slurm-node-invalid",
         True,
-        [],
+        ["cn12"],
     ),
     # The node's prolog failing, as slurmctld and slurmd log it (node_mgr.c, job_mgr.c, req.c).
     (
@@ -825,6 +825,20 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         C.NODE_FAILURE,
         L.SYSTEM_SOFTWARE,
         "ray-node-dead",
+    ),
+    # The registration checks' reasons as update_node records them are slurm-node-invalid's, not the health check's.
+    (
+        "[2026-03-01T10:00:00.003] update_node: node gpu17 reason set to: Low RealMemory (reported:501000 < 95.00% of "
+        "configured:1031000)",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "slurm-node-invalid",
+    ),
+    (
+        "[2026-03-01T10:00:00.003] update_node: node gpu17 reason set to: gres/gpu count reported lower than configured (7 < 8)",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "slurm-node-invalid",
     ),
 ]
 
