@@ -103,7 +103,7 @@ def test_hosts_outside_the_allocation_are_never_blamed(catalogue, matcher):
     assert a.failure_class is FailureClass.INTERCONNECT and a.node_implicated and a.nodes == []
 
 
-# Round 26's patterns that name a host, as a job's output could print them: the host outside the attempt's allocation is never blamed, the one inside is.
+# Patterns that name a host (rounds 26-28), as a job's output could print them: the host outside the attempt's allocation is never blamed, the one inside is.
 NAMING_A_HOST = [
     ("[2019-05-02T08:00:01.123] error: Setting node {host} state to DRAIN", "slurm-node-invalid"),
     (
@@ -115,6 +115,8 @@ NAMING_A_HOST = [
         'error="agent failed to reconnect by deadline" id="{host}" resource-pool="a100"',
         "determined-agent-lost",
     ),
+    ("[2026-03-01T10:00:00.003] update_node: node {host} reason set to: Low RealMemory", "slurm-node-invalid"),
+    ("03/01/2026 10:00:01  S    unable to run job, send to MOM '{host}' failed", "pbs-mom-unreachable"),
 ]
 
 
