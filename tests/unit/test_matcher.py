@@ -414,6 +414,12 @@ FAILURES = [
     ("The worker group startup timed out after 60.0 seconds waiting for 16 workers.", "ray-train-worker-group-timeout"),
     ("0/4 nodes are available: 4 pod has unbound immediate PersistentVolumeClaims.", "pvc-unbound"),
     ("mlx5_core 0000:01:00.0: mlx5_load_one failed with error code -22", "hca-probe-failed"),
+    # Round 31: a filesystem's wait in a hung-task report, the node's container runtime.
+    ("[ 811.2]  xlog_wait+0x5e/0x70 [xfs]", "storage-hung-task"),
+    (
+        'Failed to create pod sandbox: rpc error: code = Unknown desc = no runtime for "nvidia" is configured',
+        "k8s-pod-sandbox-failed",
+    ),
     ("[2019-05-02T08:00:01.123] error: Setting node gpu017 state to DRAIN", "slurm-node-invalid"),
     ("Container killed by YARN for exceeding memory limits. 9.5 GB of 9 GB physical memory used.", "yarn-memory-limit"),
     ("allocation failed due to agent failure: agent failed while the container was running", "determined-agent-lost"),
@@ -630,6 +636,7 @@ TEARDOWN = [
     "srun: forcing job termination",
     "srun: Job step aborted: Waiting up to 4 seconds for job step to finish.",
     "srun: error: Timed out waiting for job step to complete",
+    "srun: StepId=5.0 aborted before step completely launched.",
     "srun: launch/slurm: _step_signal: Terminating StepId=5.0",
     "slurmstepd-node1: error: *** STEP 5.0 ON node1 CANCELLED AT 2026-11-30T02:30:34 ***",
 ]

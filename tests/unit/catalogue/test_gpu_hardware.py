@@ -697,6 +697,23 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "rocm-device-unreachable",
     ),
+    # Round 31: the GPU's power-management firmware no longer acknowledging the driver (smu7_smumgr.c, smu_cmn.c);
+    # a Blackhole card whose memory never finishes training (tt-umd local_chip.cpp).
+    (
+        "                 last message was failed ret is 65535",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "amdgpu-ring-timeout-reset",
+    ),
+    (" failed to send message 201 ret is 0 ", C.GPU_HARDWARE, L.SYSTEM_SOFTWARE, "amdgpu-ring-timeout-reset"),
+    (
+        "[ 96.1] amdgpu 0000:03:00.0: amdgpu: SMU: I'm not done with your previous command: SMN_C2PMSG_66:0x0000000E "
+        "SMN_C2PMSG_82:0x00000000",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "amdgpu-ring-timeout-reset",
+    ),
+    ("RuntimeError: DRAM training timed out after 60000 ms", C.GPU_HARDWARE, L.AMBIGUOUS, "accelerator-reset-failed"),
 ]
 
 
@@ -783,6 +800,8 @@ NO_FAILURE: list[str] = [
     "see the Xid catalogue: Xid 79 means the GPU has fallen out of the PCIe topology",
     "| GPU Memory                | Pass - GPU: 1                                  |",
     "| Diagnostic                | Skip - All                                     |",
+    # Round 31: powerplay's debug line for a message the SMU does not support (smu7_smumgr.c): answered, not lost.
+    "amdgpu: [powerplay] last message was not supported",
 ]
 
 

@@ -798,6 +798,23 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.INFRASTRUCTURE_NETWORK,
         "store-connect-timeout",
     ),
+    # Round 31: srun giving up on a step whose tasks never all started (step_launch.c, launch.c); a Slurm command
+    # that cannot read its configuration (read_config.c); MPICH's singleton init with no process manager
+    # (simple_pmi.c).
+    (
+        "srun: error: timeout waiting for task launch, started 3 of 8 tasks",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-launch-failure",
+    ),
+    ("sbatch: fatal: Unable to process configuration file", C.LAUNCH, L.SYSTEM_SOFTWARE, "mpi-launch-failure"),
+    ("PMII_singinit: execv failed: No such file or directory", C.LAUNCH, L.SYSTEM_SOFTWARE, "mpi-launch-failure"),
+    (
+        "[unset]:   This singleton init program attempted to access some feature",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-launch-failure",
+    ),
 ]
 
 
@@ -856,6 +873,8 @@ BENIGN: list[str] = [
     # srun waiting on a busy controller (allocate.c's retry message) and its INFO lines.
     "srun: Slurm controller not responding, sleeping and retrying.",
     "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
+    # Round 31: srun after a step cancelled while it started (launch.c), a requeue among them.
+    "srun: StepId=4410.0 aborted before step completely launched.",
     # NCCL's INFO about a connect it retries, and the IB resiliency failing over (it recovers).
     "gpu-07:4100:4180 [3] NCCL INFO ncclOsSocketStartConnect: connect to 10.0.0.3<45678> returned Connection refused, "
     "retrying (1/34) after sleep for 100 msec",
@@ -941,6 +960,7 @@ NO_FAILURE: list[str] = [
     "error: -2 - Name or service not known).",
     "[I101 10:00:00.000 socket.cpp:1] [c10d] The client socket has connected to [host1]:29500 on [host4]:40122.",
     "srun: Job 812 step creation temporarily disabled, retrying (Requested nodes are busy)",
+    "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
     "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
     # Round 27: SkyPilot failing over from one zone's stock-out to the next.
     "W 03-01 10:11:12 cloud_vm_ray_backend.py:358] Got ZONE_RESOURCE_POOL_EXHAUSTED in us-east1-b (message: The "

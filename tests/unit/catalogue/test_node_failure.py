@@ -262,6 +262,25 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.HARDWARE,
         "memory-mce-edac",
     ),
+    # Round 31: a hung task asleep in no filesystem's wait stays the node's; a hung-task panic stays the node's even when
+    # the task was asleep in one (the node is down).
+    (
+        "[ 843.07] INFO: task python3:5604 blocked for more than 120 seconds.\n"
+        "[ 843.07] Call Trace:\n"
+        "[ 843.07]  schedule+0x35/0x80\n"
+        "[ 843.07]  io_schedule_timeout+0xa6/0x110",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "kernel-hung-task",
+    ),
+    (
+        "[ 843.07] INFO: task python3:5604 blocked for more than 120 seconds.\n"
+        "[ 843.07]  nfs_wait_bit_killable+0x24/0xa0 [nfs]\n"
+        "[ 843.09] Kernel panic - not syncing: hung_task: blocked tasks",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "kernel-hung-task-panic",
+    ),
 ]
 
 
@@ -839,6 +858,22 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         C.NODE_FAILURE,
         L.SYSTEM_SOFTWARE,
         "slurm-node-invalid",
+    ),
+    # Round 31: the node's container runtime unable to start a pod's sandbox (kuberuntime_manager.go, containerd's cri).
+    (
+        "  Warning  FailedCreatePodSandBox  4m (x93 over 24m)  kubelet  Failed to create pod sandbox: rpc error: code = "
+        'Unknown desc = failed to get sandbox runtime: no runtime for "nvidia" is configured',
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "k8s-pod-sandbox-failed",
+    ),
+    (
+        'time="2026-03-01T10:00:00.1+00:00" level=error msg="RunPodSandbox for &PodSandboxMetadata{Name:train-0,'
+        'Uid:1,Namespace:default,Attempt:2,} failed, error" error="failed to get sandbox runtime: no runtime for '
+        '\\"nvidia\\" is configured"',
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "k8s-pod-sandbox-failed",
     ),
 ]
 

@@ -519,6 +519,19 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SCHEDULER,
         "slurm-time-limit",
     ),
+    # Round 31: Compute Engine's quota refusal as gcloud relays it.
+    (
+        " - Quota 'NVIDIA_A100_GPUS' exceeded.  Limit: 8.0 in region us-central1.",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "cloud-quota-exceeded",
+    ),
+    (
+        " - Quota 'GPUS_ALL_REGIONS' exceeded. Limit: 0.0 globally.",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "cloud-quota-exceeded",
+    ),
 ]
 
 
@@ -572,6 +585,8 @@ test_look_alikes_stay_benign = cases.look_alikes_staying_benign(BENIGN)
 NO_FAILURE: list[str] = [
     # scancel's own errors: no cancel happened.
     "scancel: error: Kill job error on job id 5521: Job/step already completing or completed",
+    # Round 31: a quota report that refuses nothing.
+    "Quota 'NVIDIA_A100_GPUS': 4.0 of 8.0 used in region us-central1",
 ]
 
 

@@ -50,6 +50,42 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "evicted-for-disk",
     ),
+    # Round 31: the hung-task report of a task asleep in a filesystem's wait (kernel/hung_task.c, fs/xfs), not the
+    # node's: the storage under it stopped answering.
+    (
+        "[51717.03] INFO: task kworker/2:1:5938 blocked for more than 120 seconds.\n"
+        "[51717.03]       Not tainted 5.15.0-72-generic #79-Ubuntu\n"
+        '[51717.03] "echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables this message.\n'
+        "[51717.03] task:kworker/2:1     state:D stack:    0 pid: 5938 ppid:     2 flags:0x00004000\n"
+        "[51717.03] Workqueue: xfs-sync/rbd3 xfs_log_worker [xfs]\n"
+        "[51717.03] Call Trace:\n"
+        "[51717.03]  <TASK>\n"
+        "[51717.03]  __schedule+0x24e/0x590\n"
+        "[51717.03]  schedule+0x69/0x110\n"
+        "[51717.03]  xlog_wait_on_iclog+0x16f/0x190 [xfs]\n"
+        "[51717.03]  xfs_log_force_seq+0x92/0x180 [xfs]",
+        C.STORAGE,
+        L.STORAGE,
+        "storage-hung-task",
+    ),
+    (
+        "[ 9120.5] INFO: task python:41872 blocked for more than 122 seconds.\n"
+        "[ 9120.5] Call Trace:\n"
+        "[ 9120.5]  schedule+0x35/0x80\n"
+        "[ 9120.5]  rpc_wait_bit_killable+0x1e/0xa0 [sunrpc]\n"
+        "[ 9120.5]  __rpc_wait_for_completion_task+0x2c/0x30 [sunrpc]\n"
+        "[ 9120.5]  nfs4_run_open_task+0x14f/0x1c0 [nfsv4]",
+        C.STORAGE,
+        L.STORAGE,
+        "storage-hung-task",
+    ),
+    (
+        "Oct 11 06:07:26 store2 kernel: INFO: task glusterfsd:26120 blocked for more than 120 seconds.\n"
+        'Oct 11 06:07:26 store2 kernel: "echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables this message.',
+        C.STORAGE,
+        L.STORAGE,
+        "storage-hung-task",
+    ),
 ]
 
 
@@ -300,6 +336,50 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "shared-fs-mount-failed",
     ),
+    # Round 31: filesystem threads and waits in a hung-task report.
+    (
+        "[ 811.2] INFO: task xfsaild/nvme0n1:1041 blocked for more than 241 seconds.",
+        C.STORAGE,
+        L.STORAGE,
+        "storage-hung-task",
+    ),
+    (
+        "[ 811.2] INFO: task jbd2/sda2-8:512 blocked for more than 120 seconds.",
+        C.STORAGE,
+        L.STORAGE,
+        "storage-hung-task",
+    ),
+    ("[ 811.2] INFO: task txg_sync:2290 blocked for more than 120 seconds.", C.STORAGE, L.STORAGE, "storage-hung-task"),
+    (
+        "[ 811.2] INFO: task ll_ost_io01_004:7781 blocked for more than 600 seconds.",
+        C.STORAGE,
+        L.STORAGE,
+        "storage-hung-task",
+    ),
+    ("[ 811.2] Workqueue: rpciod rpc_async_schedule [sunrpc]", C.STORAGE, L.STORAGE, "storage-hung-task"),
+    ("[ 811.2]  [<ffffffffc0a1b2c3>] _xfs_log_force_lsn+0x20e/0x350 [xfs]", C.STORAGE, L.STORAGE, "storage-hung-task"),
+    ("[ 811.2]  jbd2_log_wait_commit+0xac/0x120 [jbd2]", C.STORAGE, L.STORAGE, "storage-hung-task"),
+    ("[ 811.2]  nfs_wait_bit_killable+0x24/0xa0 [nfs]", C.STORAGE, L.STORAGE, "storage-hung-task"),
+    ("[ 811.2]  cv_wait_common+0xb2/0x140 [spl]", C.STORAGE, L.STORAGE, "storage-hung-task"),
+    ("[ 811.2]  zfs_rangelock_enter_impl+0x2d1/0x630 [zfs]", C.STORAGE, L.STORAGE, "storage-hung-task"),
+    ("[ 811.2]  request_wait_answer+0x13d/0x220 [fuse]", C.STORAGE, L.STORAGE, "storage-hung-task"),
+    ("[ 811.2]  ceph_mdsc_do_request+0x8f/0x250 [ceph]", C.STORAGE, L.STORAGE, "storage-hung-task"),
+    ("[ 811.2]  ptlrpc_set_wait+0x4d8/0x7c0 [ptlrpc]", C.STORAGE, L.STORAGE, "storage-hung-task"),
+    # Round 31: a CSI node plugin's own log of a mount it could not make (csi-common's interceptor).
+    (
+        "E0301 10:00:00.296439   19551 utils.go:80] GRPC error: rpc error: code = Internal desc = Mount failed with "
+        "error: exit status 32, output: mount error(13): Permission denied",
+        C.STORAGE,
+        L.STORAGE,
+        "shared-fs-mount-failed",
+    ),
+    (
+        "E0301 10:00:00.1 1 utils.go:111] GRPC error: rpc error: code = Internal desc = failed to mount 10.0.0.9:/exp "
+        "on /var/lib/kubelet/pods/x/volumes/kubernetes.io~csi/pv-1/mount",
+        C.STORAGE,
+        L.STORAGE,
+        "shared-fs-mount-failed",
+    ),
 ]
 
 
@@ -338,6 +418,9 @@ NO_FAILURE: list[str] = [
     "mount: /scratch mounted read-only as requested",
     # A program's own message about a file it reads, not torch.save's writer.
     "Input file: File weights.txt cannot be opened, using defaults",
+    # Round 31: a CSI driver's other RPCs' errors (a delete already done), and a frame that is not a filesystem's wait.
+    "E0301 10:00:00.1 1 utils.go:80] GRPC error: rpc error: code = NotFound desc = volume pv-1 not found",
+    "[ 811.2]  xfs_buf_read_map+0x5c/0x2d0 [xfs]",
 ]
 
 
