@@ -732,6 +732,9 @@ VETOED = [
         "kubelet-volume-object-not-registered",
     ),
     ("failed to query event: CUDA_ERROR_DEINITIALIZED", "cuda-driver-deinitialized"),
+    ("blk_update_request: I/O error, dev fd0, sector 0 op 0x0:(READ) flags 0x0", "legacy-drive-probe-error"),
+    ("CPU0: Core temperature above threshold, cpu clock throttled (total events = 1)", "cpu-thermal-throttle-event"),
+    ("  [[No CUDA-capable device is detected (CUDA_ERROR_NO_DEVICE) cuInit()=100]]", "ngc-minor-version-compat"),
     # Round 19: a program's own warning that it goes on without peer access.
     (
         "warning: failed to enable p2p on gpu #2: peer access is not supported between these two devices",

@@ -91,6 +91,29 @@ VETOED: list[tuple[str, str, str | None]] = [
         "cuda-driver-deinitialized",
         "cuda-error-other",
     ),
+    # Round 32: an empty floppy or CD-ROM drive probed (blk-core.c, floppy.c); the CPU's thermal-throttle notice
+    # (therm_throt.c); an NGC container's reason for running in minor-version compatibility (its entrypoint).
+    (
+        "[  125.02] blk_update_request: I/O error, dev fd0, sector 0 op 0x0:(READ) flags 0x0 phys_seg 1 prio class 0",
+        "legacy-drive-probe-error",
+        "kernel-block-io-error",
+    ),
+    (
+        "[ 41.7] blk_update_request: I/O error, dev sr0, sector 0 op 0x0:(READ) flags 0x80700 phys_seg 1 prio class 0",
+        "legacy-drive-probe-error",
+        "kernel-block-io-error",
+    ),
+    (
+        "[14334.86] CPU3: Package temperature above threshold, cpu clock throttled (total events = 57536)",
+        "cpu-thermal-throttle-event",
+        "gpu-throttled",
+    ),
+    (
+        "  [[System has unsupported display driver / cuda driver combination (CUDA_ERROR_SYSTEM_DRIVER_MISMATCH) "
+        "cuInit()=803]]",
+        "ngc-minor-version-compat",
+        "nvidia-driver-unreachable",
+    ),
 ]
 
 
@@ -155,6 +178,15 @@ BENIGN: list[str] = [
     "wandb: Network error (ConnectionError), entering retry loop.",
     "[2026-12-06 10:11:12,345] [WARNING] [stage3.py:1850:step] 4 pytorch allocator cache flushes since last step. "
     "this happens when there is high memory pressure and is detrimental to performance.",
+    # Round 32: the whole NGC banner for a container running on an older driver in minor-version compatibility.
+    "WARNING: CUDA Minor Version Compatibility mode ENABLED.\n"
+    "  Using driver version 535.54.03 which has support for CUDA 12.2.  This container\n"
+    "  was built with CUDA 12.4 and will be run in Minor Version Compatibility mode.\n"
+    "  CUDA Forward Compatibility is preferred over Minor Version Compatibility for use\n"
+    "  with this container but was unavailable:\n"
+    "  [[Forward compatibility was attempted on non supported HW (CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE) "
+    "cuInit()=804]]\n"
+    "  See https://docs.nvidia.com/deploy/cuda-compatibility/ for details.",
 ]
 
 

@@ -521,6 +521,20 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "nccl-remote-error",
     ),
+    # Round 32: Ray's object store losing an object whose owner exited (exceptions.py OwnerDiedError).
+    (
+        "ray.exceptions.OwnerDiedError: Failed to retrieve object 00ffffffffffffffffffffffffffffffffffffff0600000002e1f505.",
+        C.COMM_ERROR,
+        L.AMBIGUOUS,
+        "peer-runtime-lost",
+    ),
+    (
+        "The object's owner has exited. This is the Python worker that first created the ObjectRef via `.remote()` or "
+        "`ray.put()`.",
+        C.COMM_ERROR,
+        L.AMBIGUOUS,
+        "peer-runtime-lost",
+    ),
 ]
 
 

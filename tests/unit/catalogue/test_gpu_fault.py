@@ -218,6 +218,21 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "accelerator-kernel-fault",
     ),
+    # Round 32: the TPU runtime halting a program on a device-side check; the Neuron runtime's 1004.
+    (
+        "F0000 00:00:1716973077.466057 9049 pjrt_computation_client.cc:487] Non-OK-status: status: INTERNAL: Accelerator "
+        "device halted prematurely, perhaps due to an on-device check-failure. Node 0 halted unexpectedly",
+        C.GPU_FAULT,
+        L.AMBIGUOUS,
+        "accelerator-kernel-fault",
+    ),
+    (
+        'Internal: adaptor.cc:446:Execute failed: nrt_execute: status=1004, error message="Execution was completed '
+        'with other errors".',
+        C.GPU_FAULT,
+        L.AMBIGUOUS,
+        "accelerator-kernel-fault",
+    ),
 ]
 
 

@@ -327,6 +327,17 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.HARDWARE,
         "habana-device-unusable",
     ),
+    # Round 32: the same entrypoint when no compatibility mode is left: the status seven spaces in is not vetoed.
+    (
+        "ERROR: This container was built for NVIDIA Driver Release 550.54 or later, but\n"
+        "       version 470.82.01 was detected and compatibility mode is UNAVAILABLE.\n"
+        "\n"
+        "       [[System has unsupported display driver / cuda driver combination "
+        "(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH) cuInit()=803]]",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "nvidia-driver-unreachable",
+    ),
 ]
 
 
@@ -714,6 +725,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "amdgpu-ring-timeout-reset",
     ),
     ("RuntimeError: DRAM training timed out after 60000 ms", C.GPU_HARDWARE, L.AMBIGUOUS, "accelerator-reset-failed"),
+    # Round 32: nccl-tests' CUDACHECK (src/common.h).
+    (
+        "gpu-node-7: Test CUDA failure common.cu:1045 'unknown error'",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "cuda-unknown-error",
+    ),
 ]
 
 

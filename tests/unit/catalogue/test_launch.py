@@ -815,6 +815,28 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "mpi-launch-failure",
     ),
+    # Round 32: musl's name-resolution text; the Docker daemon with no GPU device driver, its image-config pull;
+    # Singularity 2's abort.
+    (
+        "nslookup: can't resolve 'job-master-0': Name does not resolve",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "name-resolution",
+    ),
+    (
+        'docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].',
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
+    (
+        "docker: error pulling image configuration: Get https://registry.example/v2/blobs/sha256/9b: net/http: TLS "
+        "handshake timeout.",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
+    ("ABORT  : Retval = 255", C.LAUNCH, L.SYSTEM_SOFTWARE, "container-start-failed"),
 ]
 
 

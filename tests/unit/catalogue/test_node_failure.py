@@ -875,6 +875,19 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "k8s-pod-sandbox-failed",
     ),
+    # Round 32: a Torque client on the node without its trqauthd (pbsD_connect.c); sinfo -R's cut gres reason.
+    (
+        "Error in connection to trqauthd (15137)-[could not connect to unix socket /tmp/trqauthd-unix: 111]",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "pbs-mom-unreachable",
+    ),
+    (
+        "gres/gpu count repor slurm     2026-04-14T06:39:53 gpu-node-0",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "slurm-node-invalid",
+    ),
 ]
 
 

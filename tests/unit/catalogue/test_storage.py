@@ -380,6 +380,10 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "shared-fs-mount-failed",
     ),
+    # Round 32: the SMB client failing a mount (connect.c); ext4's journal corrupt at replay (jbd2/recovery.c).
+    ("[ 64.92] CIFS VFS: cifs_mount failed w/return code = -115", C.STORAGE, L.STORAGE, "shared-fs-mount-failed"),
+    ("[ 64.92] CIFS: VFS: cifs_mount failed w/return code = -13", C.STORAGE, L.STORAGE, "shared-fs-mount-failed"),
+    ("JBD2: Invalid checksum recovering block 4194315 in log", C.STORAGE, L.STORAGE, "kernel-block-io-error"),
 ]
 
 
