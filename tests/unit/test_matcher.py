@@ -112,7 +112,7 @@ FAILURES = [
         "to complete",
         "collective-recv-timeout",
     ),
-    ("host9:77:88 [1] NCCL INFO transport/net.cc:1130 -> 6", "nccl-error-return-trace"),
+    ("host9:77:88 [1] NCCL INFO transport/net.cc:1130 -> 3", "nccl-error-return-trace"),
     (
         "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote process exited or "
         "there was a network error, NCCL version 2.20.5",
@@ -414,6 +414,7 @@ FAILURES = [
     ("The worker group startup timed out after 60.0 seconds waiting for 16 workers.", "ray-train-worker-group-timeout"),
     ("0/4 nodes are available: 4 pod has unbound immediate PersistentVolumeClaims.", "pvc-unbound"),
     ("mlx5_core 0000:01:00.0: mlx5_load_one failed with error code -22", "hca-probe-failed"),
+    ("host4:4707:5232 [2] NCCL INFO transport/shm.cc:101 -> 2", "nccl-system-error-trace"),
     # Round 31: a filesystem's wait in a hung-task report, the node's container runtime.
     ("[ 811.2]  xlog_wait+0x5e/0x70 [xfs]", "storage-hung-task"),
     (
@@ -735,6 +736,10 @@ VETOED = [
     ("blk_update_request: I/O error, dev fd0, sector 0 op 0x0:(READ) flags 0x0", "legacy-drive-probe-error"),
     ("CPU0: Core temperature above threshold, cpu clock throttled (total events = 1)", "cpu-thermal-throttle-event"),
     ("  [[No CUDA-capable device is detected (CUDA_ERROR_NO_DEVICE) cuInit()=100]]", "ngc-minor-version-compat"),
+    (
+        "Failed to establish connection to the metrics exporter agent. Metrics will not be exported. RpcError: x",
+        "ray-metrics-agent-unreachable",
+    ),
     # Round 19: a program's own warning that it goes on without peer access.
     (
         "warning: failed to enable p2p on gpu #2: peer access is not supported between these two devices",

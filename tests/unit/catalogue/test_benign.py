@@ -114,6 +114,13 @@ VETOED: list[tuple[str, str, str | None]] = [
         "ngc-minor-version-compat",
         "nvidia-driver-unreachable",
     ),
+    # Round 33: a Ray worker going on without its metrics agent (core_worker_process.cc).
+    (
+        '{"levelname":"E","message":"Failed to establish connection to the metrics exporter agent. Metrics will not be '
+        'exported. Exporter agent status: RpcError: Running out of retries to initialize the metrics agent."}',
+        "ray-metrics-agent-unreachable",
+        "python-exception",
+    ),
 ]
 
 

@@ -535,6 +535,20 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "peer-runtime-lost",
     ),
+    # Round 33: NCCL's return trace by the ncclResult_t it unwinds (checks.h NCCLCHECK; nccl.h's codes).
+    (
+        "host4:4707:5232 [2] NCCL INFO transport/shm.cc:101 -> 2",
+        C.COMM_ERROR,
+        L.SYSTEM_SOFTWARE,
+        "nccl-system-error-trace",
+    ),
+    (
+        "host4:4288:4521 [1] NCCL INFO proxy.cc:878 -> 6 [Progress Thread]",
+        C.COMM_ERROR,
+        L.AMBIGUOUS,
+        "nccl-remote-error",
+    ),
+    ("host4:1050:1315 [0] NCCL INFO enqueue.cc:1012 -> 1", C.COMM_ERROR, L.AMBIGUOUS, "nccl-cuda-error"),
 ]
 
 

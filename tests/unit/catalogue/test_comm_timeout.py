@@ -258,6 +258,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     ),
     # Round 29: gloo's own timeout closing the pair (pair.cc, unbound_buffer.cc).
     ("RuntimeError: Application timeout caused pair closure", C.COMM_TIMEOUT, L.AMBIGUOUS, "collective-recv-timeout"),
+    # Round 33: the trace's other codes stay here (3: ncclInternalError).
+    (
+        "host4:5892:6289 [2] NCCL INFO misc/socket.cc:47 -> 3",
+        C.COMM_TIMEOUT,
+        L.SYSTEM_SOFTWARE,
+        "nccl-error-return-trace",
+    ),
 ]
 
 

@@ -233,6 +233,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "accelerator-kernel-fault",
     ),
+    # Round 33: a Metal command buffer MLX could not run (MTLCommandBufferError).
+    (
+        "libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command buffer execution "
+        "failed: Internal Error (0000000e:Internal Error)",
+        C.GPU_FAULT,
+        L.AMBIGUOUS,
+        "accelerator-kernel-fault",
+    ),
 ]
 
 

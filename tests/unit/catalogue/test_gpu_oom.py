@@ -363,6 +363,21 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "cuda-oom",
     ),
+    # Round 33: ITEX's BFC allocator on an Intel GPU; Metal's out of memory under MLX.
+    (
+        "E itex/core/devices/bfc_allocator.cc:101] Allocator ran out of memory trying to allocate 10529419660 Bytes "
+        "(rounded to 10529419776 Bytes)",
+        C.GPU_OOM,
+        L.APPLICATION,
+        "tf-xla-oom",
+    ),
+    (
+        "libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command buffer execution "
+        "failed: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)",
+        C.GPU_OOM,
+        L.APPLICATION,
+        "accelerator-oom",
+    ),
 ]
 
 

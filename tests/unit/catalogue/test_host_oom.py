@@ -492,6 +492,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "oom-kill",
     ),
+    # Round 33: the shell's Killed glued to a progress bar with no bar drawn.
+    (
+        "padding:  65% 2207000/3382137 [03:08<01:16, 15381.54 examples/s]Killed",
+        C.HOST_OOM,
+        L.APPLICATION,
+        "killed",
+    ),
 ]
 
 

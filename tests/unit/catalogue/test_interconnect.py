@@ -613,6 +613,9 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "ib-async-qp-event",
     ),
+    # Round 33: perftest unable to register its buffer (perftest_resources.c).
+    ("Couldn't allocate MR", C.INTERCONNECT, L.SYSTEM_SOFTWARE, "ib-async-qp-event"),
+    ("Failed to create MR", C.INTERCONNECT, L.SYSTEM_SOFTWARE, "ib-async-qp-event"),
 ]
 
 

@@ -837,6 +837,25 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "container-start-failed",
     ),
     ("ABORT  : Retval = 255", C.LAUNCH, L.SYSTEM_SOFTWARE, "container-start-failed"),
+    # Round 33: podman's CDI, the Docker daemon's unknown runtime, Apptainer's fatal level.
+    (
+        "Error: setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=all",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
+    (
+        "docker: Error response from daemon: Unknown runtime specified nvidia.",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
+    (
+        "FATAL:   while extracting /scratch/img.sif: root filesystem extraction failed: extract command failed",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
 ]
 
 
@@ -990,6 +1009,8 @@ NO_FAILURE: list[str] = [
     "different zone, or try again later.)",
     # Round 27: qacct's record of a job that ran and ended well.
     "failed       0",
+    # Round 33: PostgreSQL's FATAL (two spaces), not Apptainer's.
+    'FATAL:  password authentication failed for user "mlflow"',
 ]
 
 

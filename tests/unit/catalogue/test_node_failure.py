@@ -888,6 +888,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "slurm-node-invalid",
     ),
+    # Round 33: slurmd giving up at start (slurmd.c).
+    (
+        "[2020-07-09T09:55:38.584] error: slurmd initialization failed",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "slurmd-fatal",
+    ),
 ]
 
 

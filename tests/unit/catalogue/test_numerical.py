@@ -187,6 +187,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "nan-loss",
     ),
+    # Round 33: PaddlePaddle's AmpScaler with its scale under 1 (grad_scaler.py).
+    (
+        "Found inf or nan, current scale is: 2.842170943040401e-14, decrease to: 2.842170943040401e-14*0.5",
+        C.NUMERICAL,
+        L.APPLICATION,
+        "overflow-at-small-scale",
+    ),
 ]
 
 
@@ -223,6 +230,8 @@ BENIGN: list[str] = [
     "tok/s;     60 sec",
     # Round 29: Darknet's progress line with a finite loss.
     " 1210: 3.412000, 3.581200 avg loss, 0.001000 rate, 2.410000 seconds, 77440 images",
+    # Round 33: the same scaler calibrating down from its initial scale in warm-up.
+    "Found inf or nan, current scale is: 32768.0, decrease to: 32768.0*0.5",
 ]
 
 

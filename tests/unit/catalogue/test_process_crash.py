@@ -173,6 +173,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     # Round 30: Composer's launcher naming a rank's signal.
     ("ERROR:composer.cli.launcher:Rank 3 crashed with exit code -7.", C.PROCESS_CRASH, L.AMBIGUOUS, "bus-error"),
     ("ERROR:composer.cli.launcher:Rank 1 crashed with exit code -11.", C.PROCESS_CRASH, L.AMBIGUOUS, "segfault"),
+    # Round 33: glibc malloc's own assertion (malloc.c).
+    (
+        "python: malloc.c:4302: _int_malloc: Assertion `(unsigned long) (size) >= (unsigned long) (nb)' failed.",
+        C.PROCESS_CRASH,
+        L.APPLICATION,
+        "heap-corruption",
+    ),
 ]
 
 

@@ -384,6 +384,27 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     ("[ 64.92] CIFS VFS: cifs_mount failed w/return code = -115", C.STORAGE, L.STORAGE, "shared-fs-mount-failed"),
     ("[ 64.92] CIFS: VFS: cifs_mount failed w/return code = -13", C.STORAGE, L.STORAGE, "shared-fs-mount-failed"),
     ("JBD2: Invalid checksum recovering block 4194315 in log", C.STORAGE, L.STORAGE, "kernel-block-io-error"),
+    # Round 33: bcache's allocator wait; the kubelet as the node's disk fills; SQLite's corrupt file.
+    ("[ 1158.49]  bch_bucket_alloc+0xe5/0x370 [bcache]", C.STORAGE, L.STORAGE, "storage-hung-task"),
+    (
+        "W1010 09:12:24.938374       1 eviction_manager.go:333] eviction manager: attempting to reclaim ephemeral-storage",
+        C.STORAGE,
+        L.STORAGE,
+        "evicted-for-disk",
+    ),
+    (
+        "E1010 09:12:23.709046       1 kubelet.go:1246] Image garbage collection failed multiple times in a row: failed "
+        "to garbage collect required amount of images. Wanted to free 11104591052 bytes, but freed 0 bytes",
+        C.STORAGE,
+        L.STORAGE,
+        "evicted-for-disk",
+    ),
+    (
+        "sqlite3.DatabaseError: database disk image is malformed",
+        C.STORAGE,
+        L.STORAGE,
+        "io-error",
+    ),
 ]
 
 
