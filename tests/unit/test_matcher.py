@@ -414,7 +414,6 @@ FAILURES = [
     ("The worker group startup timed out after 60.0 seconds waiting for 16 workers.", "ray-train-worker-group-timeout"),
     ("0/4 nodes are available: 4 pod has unbound immediate PersistentVolumeClaims.", "pvc-unbound"),
     ("mlx5_core 0000:01:00.0: mlx5_load_one failed with error code -22", "hca-probe-failed"),
-    ("host4:4707:5232 [2] NCCL INFO transport/shm.cc:101 -> 2", "nccl-system-error-trace"),
     # Round 31: a filesystem's wait in a hung-task report, the node's container runtime.
     ("[ 811.2]  xlog_wait+0x5e/0x70 [xfs]", "storage-hung-task"),
     (

@@ -539,8 +539,8 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     (
         "host4:4707:5232 [2] NCCL INFO transport/shm.cc:101 -> 2",
         C.COMM_ERROR,
-        L.SYSTEM_SOFTWARE,
-        "nccl-system-error-trace",
+        L.AMBIGUOUS,
+        "nccl-system-error",
     ),
     (
         "host4:4288:4521 [1] NCCL INFO proxy.cc:878 -> 6 [Progress Thread]",
