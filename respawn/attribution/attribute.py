@@ -9,7 +9,11 @@ How the evidence is read (root cause over symptoms):
   rank to fail, not the last one to notice.
 - Tracebacks are read as a block: a frame (`File "...", line N` and the source
   line printed under it) is never matched, only the exception line that ends
-  the block, so code that merely mentions an error does not count as one.
+  the block, so code that merely mentions an error does not count as one. The
+  block's header stands for an exception no pattern knows, so it is vetoed
+  where a benign pattern vetoes the exception line (a clean-up the program
+  printed and went on from) or Python's notice before the block that it ignored
+  the exception (`Exception ignored in: ...`).
 - Slurm's facts are written as scheduler lines in Slurm's own formats
   (`JobState=TIMEOUT ExitCode=0`, `NodeName=n3 State=DOWN+NOT_RESPONDING`) and
   matched like any other line: what a job state or a down node means lives in
@@ -51,6 +55,8 @@ from respawn.wire.evidence import Evidence, LineSource, claims_trust
 from respawn.wire.taxonomy import CauseLayer, FailureClass
 
 _FRAME = 'File "'  # a traceback frame header, after indentation
+_HEADER = "Traceback (most recent call last):"  # a traceback's first line, after indentation
+_TRACEBACK_LINES = 512  # lines searched for a traceback's exception line: Python folds deep recursion
 _LOOK_BACK = 64  # lines searched back for the previous line of the same rank, interleaved with others
 
 # Hosts that lines name in the formats of the software that prints them. RE2: the
@@ -144,9 +150,14 @@ def _read(matcher: Matcher, texts: Sequence[str], line_at: Callable[[int], _Line
     and no Python code of their own.
     """
     found: list[_Failure] = []
+    vetoed: dict[int, int] = {}  # exception lines of tracebacks a benign pattern vetoes, to what priority
     for i, hit in matcher.scan(texts):
         line = _tagged(line_at(i), texts[i])
-        if _in_frame(i, line, texts, line_at):
+        if hit.priority <= vetoed.get(i, -1) or _in_frame(i, line, texts, line_at):
+            continue
+        if untagged(texts[i]).lstrip().startswith(_HEADER) and _benign_traceback(
+            matcher, i, hit, line, texts, line_at, vetoed
+        ):
             continue
         found.append(_Failure(hit, line, i))
     return found
@@ -169,12 +180,53 @@ def _in_frame(i: int, line: _Line, texts: Sequence[str], line_at: Callable[[int]
         return True
     if not body[:1].isspace():
         return False
+    j = _previous(i, line, texts, line_at)
+    return j is not None and untagged(texts[j]).lstrip().startswith(_FRAME)
+
+
+def _previous(i: int, line: _Line, texts: Sequence[str], line_at: Callable[[int], _Line]) -> int | None:
+    """The line before line i in the same stream (source, node, rank), within `_LOOK_BACK`."""
     stream = (line.source, line.node, line.rank)
     for j in range(i - 1, max(-1, i - _LOOK_BACK), -1):
         before = _tagged(line_at(j), texts[j])
         if (before.source, before.node, before.rank) == stream:
-            return untagged(texts[j]).lstrip().startswith(_FRAME)
-    return False
+            return j
+    return None
+
+
+def _benign_traceback(
+    matcher: Matcher,
+    i: int,
+    hit: Hit,
+    line: _Line,
+    texts: Sequence[str],
+    line_at: Callable[[int], _Line],
+    vetoed: dict[int, int],
+) -> bool:
+    """Whether the traceback line i opens (its header, `hit`) is benign: its exception line
+    (the first line after the header in the same stream that is not indented) vetoed by a
+    benign pattern of at least the header's priority, or the line printed just before it in
+    the same stream vetoing the whole block (`Veto.TRACEBACK`: Python's notice that it ignored
+    the exception), which then vetoes the exception line too, up to its own priority. A
+    traceback cut off before its exception line counts."""
+    stream = (line.source, line.node, line.rank)
+    end = None
+    for j in range(i + 1, min(len(texts), i + _TRACEBACK_LINES)):
+        after = _tagged(line_at(j), texts[j])
+        body = untagged(texts[j])
+        if (after.source, after.node, after.rank) == stream and body.strip() and not body[:1].isspace():
+            end = j
+            break
+    notice = _previous(i, line, texts, line_at)
+    priority = None if notice is None else matcher.traceback_veto(untagged(texts[notice]))
+    if priority is not None and priority >= hit.priority:
+        if end is not None:
+            vetoed[end] = priority
+        return True
+    if end is None:
+        return False
+    body = untagged(texts[end])
+    return matcher.failure(body) is None and matcher.vetoes(body, hit.priority)
 
 
 def _scheduler_facts(evidence: Evidence) -> list[_Line]:

@@ -24,7 +24,7 @@ from types import MappingProxyType
 
 import re2
 
-from respawn.attribution.runbook import Catalogue, NodeRule, Onset, quiet_options
+from respawn.attribution.runbook import Catalogue, NodeRule, Onset, Veto, quiet_options
 from respawn.sources.joblog import RANK_TAG_RE2, untagged
 from respawn.wire.taxonomy import CauseLayer, FailureClass
 
@@ -73,6 +73,7 @@ class _Rule:
     compiled: re2._Regexp
     xid_codes: frozenset[int] | None
     onset: Onset
+    vetoes: Veto
 
     def hit(self, line: str) -> Hit | None:
         found = self.compiled.search(line)
@@ -218,6 +219,7 @@ class Matcher:
                         compiled=_compiled(p.regex),
                         xid_codes=frozenset(p.xid_codes) if p.xid_codes is not None else None,
                         onset=p.onset or book.onset,
+                        vetoes=p.vetoes,
                     )
                 )
         return cls(rules)
@@ -289,9 +291,17 @@ class Matcher:
         """The failure `line` shows, if any: its highest-priority failure hit, unless a
         benign pattern of at least that priority vetoes the line."""
         hit = self._failures.best(line)
-        if hit is None:
-            return None
-        veto = self._benign.best(line)
-        if veto is not None and veto.priority >= hit.priority:
+        if hit is None or self.vetoes(line, hit.priority):
             return None
         return hit
+
+    def vetoes(self, line: str, priority: int) -> bool:
+        """Whether a benign pattern of at least `priority` matches `line`."""
+        veto = self._benign.best(line)
+        return veto is not None and veto.priority >= priority
+
+    def traceback_veto(self, line: str) -> int | None:
+        """The priority up to which a benign pattern matching `line` vetoes the traceback
+        printed after it (`Veto.TRACEBACK`), if one does."""
+        rules = (self._benign.rules[i] for i in self._benign.candidates(line))
+        return max((r.priority for r in rules if r.vetoes is Veto.TRACEBACK and r.hit(line)), default=None)

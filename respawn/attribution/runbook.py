@@ -75,6 +75,15 @@ class Onset(StrEnum):
     REPORTED = "reported"  # Slurm's report of an end it caused: opens no incident, the job's state decides
 
 
+class Veto(StrEnum):
+    """What a benign pattern's match vetoes."""
+
+    LINE = "line"  # the line itself
+    # and the Python traceback printed right after it: the line is Python's own notice
+    # that it printed an exception and ignored it (a finalizer's, an atexit callback's)
+    TRACEBACK = "traceback"
+
+
 class Rung(BaseModel):
     model_config = ConfigDict(extra="forbid")
     action: Action
@@ -107,6 +116,8 @@ class Pattern(BaseModel):
     xid_codes: list[int] | None = None
     # What the line says about the interruption; left out, the runbook's value holds.
     onset: Onset | None = None
+    # On a benign pattern: what its match vetoes besides lines of lower priority.
+    vetoes: Veto = Veto.LINE
     description: str = ""
 
     @field_validator("regex")
@@ -165,6 +176,13 @@ class Runbook(BaseModel):
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:
             raise ValueError(f"duplicate pattern ids: {', '.join(dupes)}")
+        return self
+
+    @model_validator(mode="after")
+    def _vetoes_benign(self) -> "Runbook":
+        vetoing = [p.id for p in self.patterns if p.vetoes is not Veto.LINE]
+        if vetoing and self.failure_class is not FailureClass.BENIGN:
+            raise ValueError(f"only a benign pattern vetoes a traceback: {', '.join(vetoing)}")
         return self
 
     def rung_for(self, occurrence: int) -> Action:

@@ -161,6 +161,83 @@ def test_traceback_frames_are_not_read_as_errors(catalogue, matcher):
     assert a.failure_class is FailureClass.APP_ERROR and a.pattern == "python-exception"
 
 
+# A clean-up the program printed and went on from: multiprocessing's finalizer removing a
+# directory on NFS whose deleted file a reader still holds (the client's silly-rename).
+NFS_CLEAN_UP = (
+    "Traceback (most recent call last):",
+    '  File "/usr/lib/python3.10/multiprocessing/util.py", line 300, in _run_finalizers',
+    "    finalizer()",
+    "OSError: [Errno 16] Device or resource busy: '/scratch/tmp/pymp-x1/.nfs00000000a1b2c3d400000017'",
+)
+# CPython's unraisable hook: an exception raised in __del__, printed and ignored.
+IGNORED = (
+    "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f3c2a1b5e50>",
+    "Traceback (most recent call last):",
+    '  File "/opt/venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py", line 1479, in __del__',
+    "    self._shutdown_workers()",
+)
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        NFS_CLEAN_UP,
+        (*IGNORED, "AttributeError: '_MultiProcessingDataLoaderIter' object has no attribute '_workers_status'"),
+        IGNORED,  # cut off before its exception line: the notice still says Python ignored it
+        (
+            "Error in atexit._run_exitfuncs:",
+            "Traceback (most recent call last):",
+            "  File ...",
+            "    f()",
+            "ValueError: x",
+        ),
+        ("--- Logging error ---", "Traceback (most recent call last):", "  File ...", "    self.flush()", "OSError: x"),
+    ],
+)
+def test_a_traceback_a_benign_pattern_vetoes_is_no_failure(catalogue, matcher, block):
+    ok = attribute(catalogue, matcher, evidence(*block, "step 41 loss 0.88", job_state="COMPLETED", exit_code=0))
+    assert ok.failure_class is FailureClass.BENIGN
+    assert classify_text(catalogue, matcher, "\n".join(block)).failure_class is FailureClass.BENIGN
+    # In a failed attempt the failure stays unknown, not the clean-up's.
+    failed = attribute(catalogue, matcher, evidence(*block))
+    assert failed.failure_class is FailureClass.PROCESS_CRASH and failed.pattern is None
+
+
+def test_an_ignored_traceback_still_reads_a_specific_exception(catalogue, matcher):
+    ev = evidence(*IGNORED, "RuntimeError: CUDA error: an illegal memory access was encountered")
+    a = attribute(catalogue, matcher, ev)
+    assert a.failure_class is FailureClass.GPU_FAULT and a.pattern is not None
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        # A warning is vetoed on its own line, not over the traceback after it.
+        ("UserWarning: the dataset is small", "Traceback (most recent call last):", '  File "/opt/t.py", line 3'),
+        # Another rank's notice says nothing of this rank's traceback.
+        (
+            "[rank1]: Exception ignored in: <function Pool.__del__ at 0x7f00deadbeef>",
+            "[rank0]: Traceback (most recent call last):",
+            '[rank0]:   File "/opt/t.py", line 3, in <module>',
+            "[rank1]: Traceback (most recent call last):",
+            "[rank0]:     main()",
+            "[rank0]: ValueError: shapes (3,) and (4,) not aligned",
+        ),
+        # The notice must be the line just before the block in its stream.
+        (
+            "Exception ignored in: <function Pool.__del__ at 0x7f00deadbeef>",
+            "step 41 loss 0.88",
+            "Traceback (most recent call last):",
+            '  File "/opt/t.py", line 3, in <module>',
+            "ValueError: shapes (3,) and (4,) not aligned",
+        ),
+    ],
+)
+def test_other_tracebacks_still_count(catalogue, matcher, block):
+    a = attribute(catalogue, matcher, evidence(*block, job_state="COMPLETED", exit_code=0))
+    assert a.failure_class is FailureClass.APP_ERROR
+
+
 def test_down_nodes_mean_node_failure_on_them(catalogue, matcher):
     ev = evidence(
         TIMEOUT.format(r=0),

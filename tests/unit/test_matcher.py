@@ -747,6 +747,16 @@ VETOED = [
 ]
 
 
+# Python's notices that it printed an exception and ignored it: no failure on their own, they veto
+# the traceback printed after them (`vetoes: traceback`; test_attribute reads the blocks).
+TRACEBACK_VETOES = [
+    ("Exception ignored in: <function Pool.__del__ at 0x7f00deadbeef>", "python-exception-ignored"),
+    ("Exception ignored in atexit callback: <function _exit_function at 0x7f00deadbeef>", "python-exception-ignored"),
+    ("Error in atexit._run_exitfuncs:", "python-exception-ignored"),
+    ("--- Logging error ---", "python-exception-ignored"),
+]
+
+
 @pytest.mark.parametrize(("line", "veto"), VETOED)
 def test_benign_patterns_veto_their_lines(matcher: Matcher, line: str, veto: str):
     hits = matcher.match(line)
@@ -755,9 +765,20 @@ def test_benign_patterns_veto_their_lines(matcher: Matcher, line: str, veto: str
     assert matcher.failure(line) is None
 
 
+@pytest.mark.parametrize(("line", "veto"), TRACEBACK_VETOES)
+def test_traceback_vetoes_name_their_lines(matcher: Matcher, line: str, veto: str):
+    assert [h.pattern for h in matcher.match(line)] == [veto]
+    assert matcher.traceback_veto(line) == matcher.match(line)[0].priority
+
+
+def test_a_line_veto_is_no_traceback_veto(matcher: Matcher):
+    assert matcher.traceback_veto("/x.py:1: UserWarning: RuntimeError: will be raised in a future release") is None
+    assert matcher.traceback_veto("Exception in thread Thread-3:") is None  # a thread that died is not ignored
+
+
 def test_every_benign_pattern_has_a_test_line(catalogue: Catalogue):
     benign = {p.id for p in catalogue.runbook(FailureClass.BENIGN).patterns}
-    assert benign == {v for _, v in VETOED}
+    assert benign == {v for _, v in VETOED} | {v for _, v in TRACEBACK_VETOES}
 
 
 @pytest.mark.parametrize(("line", "pattern"), FAILURES)

@@ -107,6 +107,10 @@ def test_explicit_null_override_means_unknown():
         (GOOD.replace("    recoverable_by_restart: false\n", "    xid_codes: [79]\n"), "needs a (?P<xid>...) group"),
         (GOOD.replace("id: disk-full", "id: Disk Full"), "patterns.0.id"),
         (GOOD + "  - action: explode\n", "ladder.1.action"),
+        (
+            GOOD.replace("    recoverable_by_restart: false\n", "    vetoes: traceback\n"),
+            "only a benign pattern vetoes a traceback: disk-full",
+        ),
     ],
 )
 def test_a_bad_runbook_is_one_line_error(tmp_path, text, expected):
