@@ -626,6 +626,15 @@ FAILURES = [
         "gpu1:7:9 [0] transport.cc:175 NCCL WARN No transport found for rank 0[1000] -> rank 9[2000]",
         "nccl-setup-refused",
     ),
+    (
+        "cluster [WRN] Health check update: 3 slow ops, oldest one blocked for 35 sec, osd.2 has slow ops (SLOW_OPS)",
+        "ceph-health-failed",
+    ),
+    (
+        "RuntimeError: [enforce fail at gloo/transport/tcp/pair.cc:446] op.preamble.length <= op.nbytes. 8 vs 4",
+        "gloo-transport-error",
+    ),
+    ("exec /app/train: exec format error", "exec-format-error"),
 ]
 
 # Lines that look close to a failure and are not one.
@@ -743,6 +752,10 @@ VETOED = [
     (
         "warning: failed to enable p2p on gpu #2: peer access is not supported between these two devices",
         "p2p-unavailable-warning",
+    ),
+    (
+        "cluster [WRN] Health check failed: 1 host (2 osds) down (OSD_HOST_DOWN)",
+        "ceph-health-check",
     ),
 ]
 

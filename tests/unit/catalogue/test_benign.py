@@ -121,6 +121,13 @@ VETOED: list[tuple[str, str, str | None]] = [
         "ray-metrics-agent-unreachable",
         "python-exception",
     ),
+    # Round 34: Ceph's own health checks are not a node's.
+    (
+        "2025-04-01 02:13:00.001 mon.a mon.0 10.1.0.4:6789/0 890 : cluster [WRN] Health check failed: 1 osds down "
+        "(OSD_DOWN)",
+        "ceph-health-check",
+        "slurm-health-check",
+    ),
 ]
 
 

@@ -549,6 +549,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "nccl-remote-error",
     ),
     ("host4:1050:1315 [0] NCCL INFO enqueue.cc:1012 -> 1", C.COMM_ERROR, L.AMBIGUOUS, "nccl-cuda-error"),
+    # Round 34: gloo's transport refusing what a peer sent (GLOO_ENFORCE in gloo/transport).
+    (
+        "  what():  [enforce fail at ../third_party/gloo/gloo/transport/tcp/pair.cc:446] op.preamble.length <= "
+        "op.nbytes. 2097152 vs 1048576",
+        C.COMM_ERROR,
+        L.AMBIGUOUS,
+        "gloo-transport-error",
+    ),
 ]
 
 

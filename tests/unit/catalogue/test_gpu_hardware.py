@@ -732,6 +732,19 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.HARDWARE,
         "cuda-unknown-error",
     ),
+    # Round 34: amdgpu's security processor and IP blocks failing to come up (amdgpu_psp.c, amdgpu_device.c).
+    (
+        "[   12.401] [drm:psp_hw_start [amdgpu]] *ERROR* PSP load kdb failed!",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "rocm-device-unreachable",
+    ),
+    (
+        "[   12.402] [drm:amdgpu_device_fw_loading [amdgpu]] *ERROR* hw_init of IP block <psp> failed -22",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "rocm-device-unreachable",
+    ),
 ]
 
 

@@ -378,6 +378,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "accelerator-oom",
     ),
+    # Round 34: MXNet's check after a kernel launch (src/operator/mxnet_op.h).
+    (
+        "mxnet.base.MXNetError: [09:12:44] src/operator/nn/./../mxnet_op.h:680: Check failed: err == cudaSuccess (2 vs. "
+        "0) : Name: mxnet_generic_kernel ErrStr:out of memory",
+        C.GPU_OOM,
+        L.APPLICATION,
+        "cuda-oom",
+    ),
 ]
 
 

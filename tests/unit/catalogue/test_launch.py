@@ -856,6 +856,42 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "container-start-failed",
     ),
+    # Round 34: the raylet's worker pool, a worker process dead before it registered (src/ray/raylet/worker_pool.cc).
+    (
+        "(raylet) [2025-05-02 08:00:01,100 E 811 811] (raylet) worker_pool.cc:590: Some workers of the worker "
+        "process(9121) have not registered within the timeout. The process is dead, probably it crashed during start.",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "ray-train-worker-group-timeout",
+    ),
+    # Round 34: Torque's clients without their server (src/cmds).
+    (
+        "qsub: cannot connect to server pbs01 (errno=111) Connection refused",
+        C.LAUNCH,
+        L.SCHEDULER,
+        "slurmctld-unreachable",
+    ),
+    (
+        "pbsnodes: cannot connect to server pbs01, error=15034 (Server shutting down)",
+        C.LAUNCH,
+        L.SCHEDULER,
+        "slurmctld-unreachable",
+    ),
+    # Round 34: a program the kernel will not execute (ENOEXEC), as runc, a Go launcher, the shell and Python print it.
+    (
+        "standard_init_linux.go:228: exec user process caused: exec format error",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "exec-format-error",
+    ),
+    ("exec /usr/local/bin/train: exec format error", C.LAUNCH, L.SYSTEM_SOFTWARE, "exec-format-error"),
+    (
+        "/bin/bash: ./train: cannot execute binary file: Exec format error",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "exec-format-error",
+    ),
+    ("OSError: [Errno 8] Exec format error: './launch.sh'", C.LAUNCH, L.SYSTEM_SOFTWARE, "exec-format-error"),
 ]
 
 
@@ -1011,6 +1047,9 @@ NO_FAILURE: list[str] = [
     "failed       0",
     # Round 33: PostgreSQL's FATAL (two spaces), not Apptainer's.
     'FATAL:  password authentication failed for user "mlflow"',
+    # Round 34: a worker process still alive and slow to register is a slow start, not a failed one.
+    "(raylet) [2025-05-02 08:00:01,100 E 811 811] (raylet) worker_pool.cc:590: Some workers of the worker process(9121) "
+    "have not registered within the timeout. The process is still alive, probably it's hanging during start.",
 ]
 
 

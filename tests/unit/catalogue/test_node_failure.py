@@ -895,6 +895,15 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "slurmd-fatal",
     ),
+    # Round 34: AMD's decoding of an uncorrected machine check (drivers/edac/mce_amd.c), and the reset it caused as
+    # the next boot reads it (arch/x86/kernel/cpu/amd.c).
+    ("[Hardware Error]: Uncorrected, software restartable error.", C.NODE_FAILURE, L.HARDWARE, "memory-mce-edac"),
+    (
+        "x86/amd: Previous system reset reason [0x08000800]: an uncorrected error caused a data fabric sync flood event",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        "memory-mce-edac",
+    ),
 ]
 
 
@@ -1089,6 +1098,10 @@ NO_FAILURE: list[str] = [
     "slurmstepd: error: *** STEP 812.0 ON host1 CANCELLED AT 2030-02-01T10:00:00 DUE TO TASK FAILURE ***",
     "slurmstepd: error: *** STEP 812.0 ON host1 FAILED (non-zero exit code or other failure mode) ***",
     "Node host9 now responding",
+    # Round 34: the same decoder's corrected and deferred errors, and a reset the software asked for.
+    "[Hardware Error]: Corrected error, no action required.",
+    "[Hardware Error]: Deferred error, no action required.",
+    "x86/amd: Previous system reset reason [0x00080800]: software wrote 0x6 to reset control register 0xCF9",
 ]
 
 

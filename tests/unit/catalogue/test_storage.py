@@ -8,7 +8,8 @@ Sources: Linux block/blk-core.c, fs/buffer.c, fs/ext4, fs/xfs, drivers/nvme; gli
 CPython's OSError "[Errno %d] %s" prints it; PyTorch's inline_container.cc and pickle; Lustre's
 ptlrpc; NFS; botocore and google-api-core; the kubelet's ephemeral-storage and DiskPressure
 evictions; TensorFlow's retrying file system (TSL retrying_utils.cc under GcsFileSystem) and
-tensor_slice_writer.cc; Megatron-LM's legacy checkpoint loader.
+tensor_slice_writer.cc; Megatron-LM's legacy checkpoint loader; round 34, JuiceFS's vfs reader and
+writer, klibc's nfsmount and Ceph's monitors (src/mon/HealthMonitor.cc).
 """
 
 from respawn.attribution.attribute import classify_text
@@ -405,6 +406,37 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "io-error",
     ),
+    # Round 34: JuiceFS's reader and writer giving up on the object store (pkg/vfs/reader.go, writer.go).
+    (
+        "2025/03/02 11:20:41.118000 juicefs[2211] <WARNING>: fail to read sliceId 4410931 (off:0, size:4096, "
+        "clen: 8388608, inode: 9921): timeout after 1m0s [reader.go:801]",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
+    (
+        "2025/03/02 11:25:41.120000 juicefs[2211] <ERROR>: flush 9921 timeout after waited 5m0s [writer.go:598]",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
+    # Round 34: klibc's nfsmount refused by the server (usr/kinit/nfsmount/mount.c).
+    ("mount call failed - server replied: Permission denied.", C.STORAGE, L.STORAGE, "shared-fs-mount-failed"),
+    # Round 34: Ceph's health checks that block I/O (src/mon/HealthMonitor.cc; `ceph health detail`).
+    (
+        "2025-04-01 02:11:07.120 mon.a mon.0 10.1.0.4:6789/0 881 : cluster [WRN] Health check failed: 14 slow ops, "
+        "oldest one blocked for 61 sec, daemons [osd.3,osd.7] have slow ops. (SLOW_OPS)",
+        C.STORAGE,
+        L.STORAGE,
+        "ceph-health-failed",
+    ),
+    ("[ERR] PG_AVAILABILITY: Reduced data availability: 3 pgs inactive", C.STORAGE, L.STORAGE, "ceph-health-failed"),
+    (
+        "    mds.cephfs-b(mds.0): 5 slow metadata IOs are blocked > 30 secs, oldest blocked for 412 secs",
+        C.STORAGE,
+        L.STORAGE,
+        "ceph-health-failed",
+    ),
 ]
 
 
@@ -446,6 +478,11 @@ NO_FAILURE: list[str] = [
     # Round 31: a CSI driver's other RPCs' errors (a delete already done), and a frame that is not a filesystem's wait.
     "E0301 10:00:00.1 1 utils.go:80] GRPC error: rpc error: code = NotFound desc = volume pv-1 not found",
     "[ 811.2]  xfs_buf_read_map+0x5c/0x2d0 [xfs]",
+    # Round 34: JuiceFS retrying an upload; Ceph clearing a check, or healing a down OSD (benign's ceph-health-check).
+    "2025/03/02 11:20:41.118000 juicefs[2211] <WARNING>: upload chunks/44/4410/4410931_0_4096: timeout after 1m0s (try 2)",
+    "2025-04-01 02:12:07.120 mon.a mon.0 10.1.0.4:6789/0 889 : cluster [INF] Health check cleared: SLOW_OPS (was: 14 "
+    "slow ops, oldest one blocked for 61 sec, daemons [osd.3,osd.7] have slow ops.)",
+    "2025-04-01 02:13:00.001 mon.a mon.0 10.1.0.4:6789/0 890 : cluster [WRN] Health check failed: 1 osds down (OSD_DOWN)",
 ]
 
 
