@@ -499,13 +499,6 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "killed",
     ),
-    # Round 34: torch.multiprocessing.spawn's report of a worker killed by SIGKILL.
-    (
-        "torch.multiprocessing.spawn.ProcessExitedException: process 3 terminated with signal SIGKILL",
-        C.HOST_OOM,
-        L.APPLICATION,
-        "killed",
-    ),
 ]
 
 

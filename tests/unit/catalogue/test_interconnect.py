@@ -616,6 +616,20 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     # Round 33: perftest unable to register its buffer (perftest_resources.c).
     ("Couldn't allocate MR", C.INTERCONNECT, L.SYSTEM_SOFTWARE, "ib-async-qp-event"),
     ("Failed to create MR", C.INTERCONNECT, L.SYSTEM_SOFTWARE, "ib-async-qp-event"),
+    # Round 35: the QP refused its path as NVSHMEM's IB transport and Mooncake's transfer engine print it.
+    (
+        "/opt/nvshmem/src/modules/transport/ibrc/ibrc.cpp:418: non-zero status: 110 ibv_modify_qp failed ",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-transport-retry",
+    ),
+    (
+        "E0401 09:00:01.000000 4411 rdma_endpoint.cpp:385] [Handshake] Failed to modify QP to RTR, check mtu, gid, "
+        "peer lid, peer qp num: No route to host [113]",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "ib-transport-retry",
+    ),
 ]
 
 

@@ -892,6 +892,19 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "exec-format-error",
     ),
     ("OSError: [Errno 8] Exec format error: './launch.sh'", C.LAUNCH, L.SYSTEM_SOFTWARE, "exec-format-error"),
+    # Round 35: Open MPI's Slurm launcher without srun, and ORTE ending the job on its error (plm/slurm).
+    (
+        "The SLURM process starter for OpenMPI was unable to locate a",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-daemon-launch-failed",
+    ),
+    (
+        "[[41022,0],0] FORCE-TERMINATE AT (null):1 - error plm_slurm_module.c(471)",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-daemon-launch-failed",
+    ),
 ]
 
 

@@ -904,6 +904,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.HARDWARE,
         "memory-mce-edac",
     ),
+    # Round 35: slurmstepd without the node's munge daemon (auth/munge).
+    (
+        'slurmstepd: error: Munge encode failed: Failed to connect to "/run/munge/munge.socket.2": Connection refused',
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "slurmstepd-node-error",
+    ),
 ]
 
 
@@ -1102,6 +1109,8 @@ NO_FAILURE: list[str] = [
     "[Hardware Error]: Corrected error, no action required.",
     "[Hardware Error]: Deferred error, no action required.",
     "x86/amd: Previous system reset reason [0x00080800]: software wrote 0x6 to reset control register 0xCF9",
+    # Round 35: a credential expired on its way (a clock's or a requeue's), not the node's daemon.
+    "slurmstepd: error: Munge decode failed: Expired credential",
 ]
 
 

@@ -437,6 +437,19 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "ceph-health-failed",
     ),
+    # Round 35: systemd failing a mount unit or a parallel file system's client.
+    (
+        "Job for beegfs-client.service failed because the control process exited with error code.",
+        C.STORAGE,
+        L.STORAGE,
+        "shared-fs-mount-failed",
+    ),
+    (
+        "Job for mnt-scratch.mount failed because the control process exited with error code.",
+        C.STORAGE,
+        L.STORAGE,
+        "shared-fs-mount-failed",
+    ),
 ]
 
 
@@ -483,6 +496,8 @@ NO_FAILURE: list[str] = [
     "2025-04-01 02:12:07.120 mon.a mon.0 10.1.0.4:6789/0 889 : cluster [INF] Health check cleared: SLOW_OPS (was: 14 "
     "slow ops, oldest one blocked for 61 sec, daemons [osd.3,osd.7] have slow ops.)",
     "2025-04-01 02:13:00.001 mon.a mon.0 10.1.0.4:6789/0 890 : cluster [WRN] Health check failed: 1 osds down (OSD_DOWN)",
+    # Round 35: a unit that mounts nothing.
+    "Job for nginx.service failed because the control process exited with error code.",
 ]
 
 
