@@ -56,7 +56,6 @@ from respawn.wire.taxonomy import CauseLayer, FailureClass
 
 _FRAME = 'File "'  # a traceback frame header, after indentation
 _HEADER = "Traceback (most recent call last):"  # a traceback's first line, after indentation
-_TRACEBACK_LINES = 512  # lines searched for a traceback's exception line: Python folds deep recursion
 _LOOK_BACK = 64  # lines searched back for the previous line of the same rank, interleaved with others
 
 # Hosts that lines name in the formats of the software that prints them. RE2: the
@@ -178,10 +177,16 @@ def _in_frame(i: int, line: _Line, texts: Sequence[str], line_at: Callable[[int]
     body = untagged(texts[i])
     if body.lstrip().startswith(_FRAME):
         return True
-    if not body[:1].isspace():
+    if not _indented(body):
         return False
     j = _previous(i, line, texts, line_at)
     return j is not None and untagged(texts[j]).lstrip().startswith(_FRAME)
+
+
+def _indented(body: str) -> bool:
+    """Whether a line without its rank tag is indented, the space PyTorch prints after
+    `[rank3]:` aside: a frame's lines are, an exception line is not."""
+    return body.removeprefix(" ")[:1].isspace()
 
 
 def _previous(i: int, line: _Line, texts: Sequence[str], line_at: Callable[[int], _Line]) -> int | None:
@@ -208,13 +213,22 @@ def _benign_traceback(
     benign pattern of at least the header's priority, or the line printed just before it in
     the same stream vetoing the whole block (`Veto.TRACEBACK`: Python's notice that it ignored
     the exception), which then vetoes the exception line too, up to its own priority. A
-    traceback cut off before its exception line counts."""
+    traceback cut off before its exception line counts.
+
+    The search for the exception line stops at the stream's next line that is not indented
+    (a second header at the latest), so the lines of one stream are searched once in all; of
+    other streams' lines, interleaved, at most `_LOOK_BACK` are passed over per header."""
     stream = (line.source, line.node, line.rank)
-    end = None
-    for j in range(i + 1, min(len(texts), i + _TRACEBACK_LINES)):
+    end, others = None, 0
+    for j in range(i + 1, len(texts)):
         after = _tagged(line_at(j), texts[j])
+        if (after.source, after.node, after.rank) != stream:
+            others += 1
+            if others > _LOOK_BACK:
+                break
+            continue
         body = untagged(texts[j])
-        if (after.source, after.node, after.rank) == stream and body.strip() and not body[:1].isspace():
+        if body.strip() and not _indented(body):
             end = j
             break
     notice = _previous(i, line, texts, line_at)

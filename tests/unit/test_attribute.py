@@ -238,6 +238,32 @@ def test_other_tracebacks_still_count(catalogue, matcher, block):
     assert a.failure_class is FailureClass.APP_ERROR
 
 
+def test_a_tagged_exception_line_right_under_a_frame_header_is_read(catalogue, matcher):
+    # PyTorch's tag leaves a space before every line ("[rank0]: ..."): that space is not indentation, so
+    # an exception line printed right under a frame whose source Python could not show is no frame line.
+    ev = evidence(
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "<frozen runpy>", line 198, in _run_module_as_main',
+        "[rank0]: ValueError: unknown optimizer 'adamw8'",
+    )
+    a = attribute(catalogue, matcher, ev)
+    assert a.failure_class is FailureClass.APP_ERROR and a.pattern == "python-exception"
+
+
+def test_the_search_for_an_exception_line_passes_over_a_bounded_number_of_other_ranks_lines(catalogue, matcher):
+    # Each header passes over at most 64 lines of other ranks: a job printing headers under many rank
+    # tags cannot make its own attribution quadratic. Past the bound the header counts, as a cut-off one.
+    def block(others: int) -> list[str]:
+        lines = [f"[rank0]: {NFS_CLEAN_UP[0]}", f"[rank0]: {NFS_CLEAN_UP[1]}"]
+        lines += [f"[rank1]: step {n} loss 0.5" for n in range(others)]
+        return [*lines, f"[rank0]: {NFS_CLEAN_UP[3]}", "step 42 loss 0.5"]
+
+    near = attribute(catalogue, matcher, evidence(*block(10), job_state="COMPLETED", exit_code=0))
+    assert near.failure_class is FailureClass.BENIGN
+    far = attribute(catalogue, matcher, evidence(*block(70), job_state="COMPLETED", exit_code=0))
+    assert far.failure_class is FailureClass.APP_ERROR and far.pattern == "python-traceback"
+
+
 def test_down_nodes_mean_node_failure_on_them(catalogue, matcher):
     ev = evidence(
         TIMEOUT.format(r=0),
