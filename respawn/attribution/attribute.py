@@ -154,10 +154,13 @@ def _read(matcher: Matcher, texts: Sequence[str], line_at: Callable[[int], _Line
         line = _tagged(line_at(i), texts[i])
         if hit.priority <= vetoed.get(i, -1) or _in_frame(i, line, texts, line_at):
             continue
-        if untagged(texts[i]).lstrip().startswith(_HEADER) and _benign_traceback(
-            matcher, i, hit, line, texts, line_at, vetoed
-        ):
-            continue
+        if untagged(texts[i]).lstrip().startswith(_HEADER):
+            end = _exception_line(i, line, texts, line_at)
+            veto = _traceback_veto(matcher, hit, texts, _previous(i, line, texts, line_at), end)
+            if veto is not None:
+                if end is not None:
+                    vetoed[end] = veto
+                continue
         found.append(_Failure(hit, line, i))
     return found
 
@@ -199,48 +202,44 @@ def _previous(i: int, line: _Line, texts: Sequence[str], line_at: Callable[[int]
     return None
 
 
-def _benign_traceback(
-    matcher: Matcher,
-    i: int,
-    hit: Hit,
-    line: _Line,
-    texts: Sequence[str],
-    line_at: Callable[[int], _Line],
-    vetoed: dict[int, int],
-) -> bool:
-    """Whether the traceback line i opens (its header, `hit`) is benign: its exception line
-    (the first line after the header in the same stream that is not indented) vetoed by a
-    benign pattern of at least the header's priority, or the line printed just before it in
-    the same stream vetoing the whole block (`Veto.TRACEBACK`: Python's notice that it ignored
-    the exception), which then vetoes the exception line too, up to its own priority. A
-    traceback cut off before its exception line counts.
+def _exception_line(i: int, line: _Line, texts: Sequence[str], line_at: Callable[[int], _Line]) -> int | None:
+    """The exception line of the traceback whose header is line i: the first line after it in
+    the same stream that is not indented; None for a traceback cut off before it.
 
-    The search for the exception line stops at the stream's next line that is not indented
-    (a second header at the latest), so the lines of one stream are searched once in all; of
-    other streams' lines, interleaved, at most `_LOOK_BACK` are passed over per header."""
+    The search stops at the stream's next line that is not indented (a second header at the
+    latest), so the lines of one stream are searched once in all; of other streams' lines,
+    interleaved, at most `_LOOK_BACK` are passed over per header."""
     stream = (line.source, line.node, line.rank)
-    end, others = None, 0
+    others = 0
     for j in range(i + 1, len(texts)):
         after = _tagged(line_at(j), texts[j])
         if (after.source, after.node, after.rank) != stream:
             others += 1
             if others > _LOOK_BACK:
-                break
+                return None
             continue
         body = untagged(texts[j])
         if body.strip() and not _indented(body):
-            end = j
-            break
-    notice = _previous(i, line, texts, line_at)
-    priority = None if notice is None else matcher.traceback_veto(untagged(texts[notice]))
-    if priority is not None and priority >= hit.priority:
-        if end is not None:
-            vetoed[end] = priority
-        return True
-    if end is None:
-        return False
-    body = untagged(texts[end])
-    return matcher.failure(body) is None and matcher.vetoes(body, hit.priority)
+            return j
+    return None
+
+
+def _traceback_veto(
+    matcher: Matcher, header: Hit, texts: Sequence[str], notice: int | None, end: int | None
+) -> int | None:
+    """The priority up to which a benign pattern vetoes the traceback whose header is `header`,
+    if one does: the line printed just before it in the same stream (`notice`), Python's word
+    that it ignored the exception (`Veto.TRACEBACK`), vetoes the block up to its own priority;
+    a benign pattern that vetoes the block's exception line (`end`) vetoes the header with it."""
+    if notice is not None:
+        priority = matcher.traceback_veto(untagged(texts[notice]))
+        if priority is not None and priority >= header.priority:
+            return priority
+    if end is not None:
+        body = untagged(texts[end])
+        if matcher.failure(body) is None and matcher.vetoes(body, header.priority):
+            return header.priority
+    return None
 
 
 def _scheduler_facts(evidence: Evidence) -> list[_Line]:
