@@ -635,6 +635,11 @@ FAILURES = [
         "gloo-transport-error",
     ),
     ("exec /app/train: exec format error", "exec-format-error"),
+    (
+        "core_worker_process.cc:232: Failed to register worker to Raylet: IOError: Unable to register worker with raylet.",
+        "ray-worker-register-failed",
+    ),
+    ("nvgpu: 17000000.gpu  nvgpu_tsg_set_ctx_mmu_error:1070 [ERR]  TSG 5 generated a mmu fault", "nvgpu-mmu-fault"),
 ]
 
 # Lines that look close to a failure and are not one.
@@ -757,6 +762,7 @@ VETOED = [
         "cluster [WRN] Health check failed: 1 host (2 osds) down (OSD_HOST_DOWN)",
         "ceph-health-check",
     ),
+    ("[gpu4:5150:0] ib_md.c:1054 UCX  ERROR ibv_fork_init() failed: No such file or directory", "ucx-fork-init-failed"),
 ]
 
 

@@ -526,6 +526,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "launcher-child-exited",
     ),
+    # Round 36: an exception Ray re-raises in the caller under its RayTaskError(cause) class (exceptions.py).
+    (
+        "ray.exceptions.RayTaskError(ValueError): ray::Trainer.fit() (pid=4410, ip=10.0.0.7, "
+        "repr=<train.Trainer object at 0x7f00deadbeef>)",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "python-exception",
+    ),
 ]
 
 

@@ -128,6 +128,13 @@ VETOED: list[tuple[str, str, str | None]] = [
         "ceph-health-check",
         "slurm-health-check",
     ),
+    # Round 36: UCX going on without fork protection (ib_md.c).
+    (
+        "[1700000000.000001] [gpu4:5150:0]      ib_md.c:1054 UCX  ERROR ibv_fork_init() failed: Operation not "
+        "permitted",
+        "ucx-fork-init-failed",
+        "ib-verbs-call-failed",
+    ),
 ]
 
 

@@ -241,6 +241,19 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "accelerator-kernel-fault",
     ),
+    # Round 36: nvgpu ending the channel of a Tegra GPU's MMU fault (tsg.c), its Xid 31.
+    (
+        "nvgpu: 17000000.gpu   nvgpu_tsg_set_ctx_mmu_error:1070 [ERR]  TSG 3 generated a mmu fault",
+        C.GPU_FAULT,
+        L.APPLICATION,
+        "nvgpu-mmu-fault",
+    ),
+    (
+        "nvgpu: 57000000.gpu gk20a_fifo_set_ctx_mmu_error_ch:1532 [ERR]  channel 12 generated a mmu fault",
+        C.GPU_FAULT,
+        L.APPLICATION,
+        "nvgpu-mmu-fault",
+    ),
 ]
 
 

@@ -745,6 +745,15 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "rocm-device-unreachable",
     ),
+    # Round 36: nvgpu failing a step of a Tegra GPU's power-on (nvgpu_init.c); the GPU operator's driver container
+    # without the kernel packages of the node's kernel (gpu-driver-container nvidia-driver).
+    (
+        "nvgpu: 17000000.gpu     nvgpu_finalize_poweron:1121 [ERR]  Failed initialization for: g->ops.pmu.pmu_init",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "gpu-init-failed",
+    ),
+    ("Could not resolve Linux kernel version", C.GPU_HARDWARE, L.SYSTEM_SOFTWARE, "nvidia-driver-unreachable"),
 ]
 
 

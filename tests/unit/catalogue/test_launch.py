@@ -905,6 +905,42 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "mpi-daemon-launch-failed",
     ),
+    # Round 36: srun's report of a task slurmd could not start (step_launch.c), a registry that cannot be
+    # chosen for an unqualified image (containers/image shortnames.go), a Ray worker its raylet never took
+    # (core_worker_process.cc), JAX's registration RPC as the trimmed status names it.
+    ("srun: error: task 3 launch failed: Unspecified error", C.LAUNCH, L.SYSTEM_SOFTWARE, "mpi-launch-failure"),
+    (
+        "srun: error: task 0 launch failed: Plugin initialization failed",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-launch-failure",
+    ),
+    (
+        "Error: short-name resolution enforced but cannot prompt without a TTY",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
+    (
+        'Error: short-name "trainer:1.4" did not resolve to an alias and no unqualified-search registries are defined '
+        'in "/etc/containers/registries.conf"',
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
+    (
+        "[2026-02-01 09:00:30,001 E 5150 5150] core_worker_process.cc:232: Failed to register worker to Raylet: "
+        "IOError: Failed to read data from the socket: End of file worker_id=02000000ffffffffffffffff",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "ray-worker-register-failed",
+    ),
+    (
+        "RPC: /tensorflow.CoordinationService/RegisterTask",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "xla-coordination-register-timeout",
+    ),
 ]
 
 
@@ -1063,6 +1099,10 @@ NO_FAILURE: list[str] = [
     # Round 34: a worker process still alive and slow to register is a slow start, not a failed one.
     "(raylet) [2025-05-02 08:00:01,100 E 811 811] (raylet) worker_pool.cc:590: Some workers of the worker process(9121) "
     "have not registered within the timeout. The process is still alive, probably it's hanging during start.",
+    # Round 36: a task srun could not start because its job was already ending (a cancel or a requeue);
+    # a coordination RPC other than the registration, in a running job.
+    "srun: error: task 2 launch failed: Job/step already completing or completed",
+    "RPC: /tensorflow.CoordinationService/Heartbeat",
 ]
 
 

@@ -232,6 +232,8 @@ BENIGN: list[str] = [
     " 1210: 3.412000, 3.581200 avg loss, 0.001000 rate, 2.410000 seconds, 77440 images",
     # Round 33: the same scaler calibrating down from its initial scale in warm-up.
     "Found inf or nan, current scale is: 32768.0, decrease to: 32768.0*0.5",
+    # Round 36: apex's warm-up search for a usable scale, still in the hundreds.
+    "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 512.0",
 ]
 
 

@@ -532,6 +532,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SCHEDULER,
         "cloud-quota-exceeded",
     ),
+    # Round 36: PBS's server rerunning a job at its scheduler's request, a preemption by requeueing.
+    (
+        "03/01/2026 10:11:12  S    Job Rerun at request of Scheduler@pbs01.cluster",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "slurm-preempted",
+    ),
 ]
 
 
@@ -587,6 +594,8 @@ NO_FAILURE: list[str] = [
     "scancel: error: Kill job error on job id 5521: Job/step already completing or completed",
     # Round 31: a quota report that refuses nothing.
     "Quota 'NVIDIA_A100_GPUS': 4.0 of 8.0 used in region us-central1",
+    # Round 36: a rerun a user asked for is not a preemption.
+    "03/01/2026 10:11:12  S    Job Rerun at request of alice@login01.cluster",
 ]
 
 
