@@ -212,7 +212,7 @@ class Matcher:
                         pattern=p.id,
                         failure_class=book.failure_class,
                         cause_layer=p.cause_layer or book.cause_layer,
-                        node_rule=p.node_rule or book.node_rule,
+                        node_rule=book.node_rule_of(p.id),
                         recoverable_by_restart=p.recoverable(book.recoverable_by_restart),
                         priority=p.priority if p.priority is not None else book.priority,
                         regex=p.regex,

@@ -185,6 +185,12 @@ class Runbook(BaseModel):
             raise ValueError(f"only a benign pattern vetoes a traceback: {', '.join(vetoing)}")
         return self
 
+    def node_rule_of(self, pattern: str | None) -> NodeRule:
+        """The rule of the pattern that decided (a local disk's error in a runbook that blames
+        no node), or the runbook's where the pattern sets none or no pattern decided."""
+        own = next((p.node_rule for p in self.patterns if p.id == pattern), None)
+        return own or self.node_rule
+
     def rung_for(self, occurrence: int) -> Action:
         """The action for the `occurrence`-th incident (1-based) of this class in a job."""
         seen = 0

@@ -199,11 +199,12 @@ def _in_job(
 def _suspects(attribution: Attribution, runbook: Runbook, same_class: list[PastIncident]) -> list[str]:
     if not attribution.node_implicated:
         return []
-    if runbook.node_rule is NodeRule.RECURRENCE:
+    rule = runbook.node_rule_of(attribution.pattern)
+    if rule is NodeRule.RECURRENCE:
         # Blame a node only when the same failure already struck it once.
         before = {n for incident in same_class for n in incident.nodes}
         return sorted(n for n in attribution.nodes if n in before)
-    if runbook.node_rule is NodeRule.NONE:
+    if rule is NodeRule.NONE:
         return []
     return sorted(set(attribution.nodes))
 

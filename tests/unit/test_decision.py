@@ -1,5 +1,5 @@
 from respawn.activities.assessment import past_incidents
-from respawn.attribution.runbook import Action, Catalogue, NodeRule, Runbook, Rung
+from respawn.attribution.runbook import Action, Catalogue, NodeRule, Pattern, Runbook, Rung
 from respawn.audit.trail import AuditRow, EventType
 from respawn.config.cluster import Budgets
 from respawn.decision.decide import JobHistory, JobShape, PastIncident, decide
@@ -368,3 +368,25 @@ def test_without_a_launcher_every_built_in_ladder_decides_as_its_requeue_ladder_
                     case = (book.failure_class, occurrence, nodes, systemic)
                     assert (got.action, got.exclude, got.fallback) == (want.action, want.exclude, None), case
                     assert got.reason.split(" (no launcher in the job")[0] == want.reason, case
+
+
+def test_the_deciding_patterns_node_rule_outranks_its_runbooks():
+    """A wedged Lustre client (`lustre-client-lbug`, named) in storage, whose runbook blames nobody."""
+    storage = Runbook(
+        failure_class=FailureClass.STORAGE,
+        cause_layer=CauseLayer.STORAGE,
+        recoverable_by_restart=True,
+        patterns=[Pattern(id="lustre-client-lbug", regex="LBUG", node_rule=NodeRule.NAMED)],
+        ladder=[Rung(action=Action.RESTART_EXCLUDING)],
+    )
+    lbug = Attribution(
+        failure_class=FailureClass.STORAGE,
+        cause_layer=CauseLayer.SYSTEM_SOFTWARE,
+        node_implicated=True,
+        nodes=["n3"],
+        recoverable_by_restart=True,
+        pattern="lustre-client-lbug",
+    )
+    assert decide(lbug, storage, JobHistory(), BUDGETS, SHAPE, checkpoint_step=10).exclude == ["n3"]
+    other = lbug.model_copy(update={"pattern": "io-error"})
+    assert decide(other, storage, JobHistory(), BUDGETS, SHAPE, checkpoint_step=10).exclude == []

@@ -12,10 +12,13 @@ tensor_slice_writer.cc; Megatron-LM's legacy checkpoint loader; round 34, JuiceF
 writer, klibc's nfsmount and Ceph's monitors (src/mon/HealthMonitor.cc).
 """
 
-from respawn.attribution.attribute import classify_text
+from respawn.attribution.attribute import attribute, classify_text
 from respawn.attribution.matcher import Matcher
-from respawn.attribution.runbook import Catalogue, NodeRule, Onset
+from respawn.attribution.runbook import Action, Catalogue, NodeRule, Onset, Rung
+from respawn.config.cluster import Budgets
+from respawn.decision.decide import JobHistory, JobShape, PastIncident, decide
 from respawn.wire.taxonomy import CauseLayer, FailureClass
+from tests.unit._evidence import evidence
 from tests.unit.catalogue import _catalogue_cases as cases
 
 C = FailureClass
@@ -526,21 +529,34 @@ def test_onsets_and_rules(catalogue: Catalogue):
     assert catalogue.onset("kernel-block-io-error") is Onset.SUSPECTED
     assert catalogue.onset("dcgm-diag-fail") is Onset.SUSPECTED
     storage = {p.id: p for p in catalogue.runbook(C.STORAGE).patterns}
-    assert storage["kernel-block-io-error"].node_rule is NodeRule.NAMED
+    assert storage["kernel-block-io-error"].node_rule is NodeRule.RECURRENCE
     assert storage["read-only-filesystem"].recoverable_by_restart is False
 
 
-def test_a_local_disk_failing_blames_the_node(catalogue: Catalogue, matcher: Matcher):
-    text = "\n".join(
-        [
-            "[  519.201025] nvme nvme0: I/O 39 QID 3 timeout, aborting",
-            "[  531.168257] blk_update_request: I/O error, dev nvme0n1, sector 100492368 op 0x1:(WRITE) flags 0x104000",
-            "OSError: [Errno 5] Input/output error: '/local/scratch/shard7.bin'",
-        ]
-    )
-    a = classify_text(catalogue, matcher, text)
-    assert (a.failure_class, a.pattern) == (C.STORAGE, "kernel-block-io-error")
-    assert a.node_implicated
+def test_a_local_disk_failing_blames_its_node_the_second_time(catalogue: Catalogue, matcher: Matcher):
+    """Round 36: one I/O error blames no node (the taxonomy's storage row); the node whose kernel logged
+    it is offered, and the decision leaves it out when the same class struck it before."""
+    kernel = [
+        "[  519.201025] nvme nvme0: I/O 39 QID 3 timeout, aborting",
+        "[  531.168257] blk_update_request: I/O error, dev nvme0n1, sector 100492368 op 0x1:(WRITE) flags 0x104000",
+    ]
+    job = "OSError: [Errno 5] Input/output error: '/local/scratch/shard7.bin'"
+    excerpt = classify_text(catalogue, matcher, "\n".join([*kernel, job]))
+    assert (excerpt.failure_class, excerpt.pattern) == (C.STORAGE, "kernel-block-io-error")
+    assert not excerpt.node_implicated and excerpt.nodes == []
+
+    a = attribute(catalogue, matcher, evidence(job, kernel={"node2": kernel}))
+    assert (a.pattern, a.node_implicated, a.nodes) == ("kernel-block-io-error", True, ["node2"])
+    shape = JobShape(job_nodes=["node1", "node2", "node3"], cluster_nodes=["node1", "node2", "node3", "node4"])
+    budgets = Budgets(max_restarts=3, no_checkpoint_attempts=2)
+    first = decide(a, catalogue.runbook(C.STORAGE), JobHistory(), budgets, shape, checkpoint_step=10)
+    assert (first.action, first.exclude) == (Action.RESTART, [])
+    # The built-in ladder stops at a second storage failure; an operator's that restarts twice
+    # leaves the node out then, by the pattern's rule (the runbook's own blames no node).
+    twice = catalogue.runbook(C.STORAGE).model_copy(update={"ladder": [Rung(action=Action.RESTART_EXCLUDING, times=2)]})
+    before = PastIncident(attempt=0, failure_class=C.STORAGE, nodes=["node2"], checkpoint_step=10)
+    second = decide(a, twice, JobHistory(restarts=1, incidents=[before]), budgets, shape, checkpoint_step=20)
+    assert (second.action, second.exclude) == (Action.RESTART_EXCLUDING, ["node2"])
 
 
 def test_a_disk_remounted_read_only_is_the_storage_not_the_path(catalogue: Catalogue, matcher: Matcher):
