@@ -640,6 +640,10 @@ FAILURES = [
         "ray-worker-register-failed",
     ),
     ("nvgpu: 17000000.gpu  nvgpu_tsg_set_ctx_mmu_error:1070 [ERR]  TSG 5 generated a mmu fault", "nvgpu-mmu-fault"),
+    (
+        "[10:00:00] dmlc-core/include/dmlc/logging.h:263: [10:00:00] src/c_api/c_api.cc:1: Check failed: x",
+        "dmlc-log-fatal",
+    ),
 ]
 
 # Lines that look close to a failure and are not one.
@@ -763,6 +767,14 @@ VETOED = [
         "ceph-health-check",
     ),
     ("[gpu4:5150:0] ib_md.c:1054 UCX  ERROR ibv_fork_init() failed: No such file or directory", "ucx-fork-init-failed"),
+    (
+        "Lustre: lfs-OST0000: Recovery over after 2:30, of 3 clients 3 recovered and 0 were evicted.",
+        "lustre-recovery-complete",
+    ),
+    (
+        "ldconfig: Can't create temporary cache file /etc/ld.so.cache~: Read-only file system",
+        "ldconfig-cache-read-only",
+    ),
 ]
 
 

@@ -534,6 +534,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "python-exception",
     ),
+    # Round 37: dmlc-core's LOG(FATAL) as MXNet prints it before it throws (logging.h).
+    (
+        "[10:00:00] /build/mxnet/3rdparty/dmlc-core/include/dmlc/logging.h:263: [10:00:00] src/io/iter_image_recordio.cc:"
+        "211: Check failed: batch_size > 0",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "dmlc-log-fatal",
+    ),
 ]
 
 

@@ -557,6 +557,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "gloo-transport-error",
     ),
+    # Round 37: a Ray process that gave up reconnecting to the cluster's GCS (gcs_client.cc).
+    (
+        "[2026-02-01 09:00:00,000 C 4410 4410] gcs_client.cc:201: Couldn't reconnect to GCS server. The last "
+        "attempted GCS server address was 10.0.0.5:6379",
+        C.COMM_ERROR,
+        L.AMBIGUOUS,
+        "peer-runtime-lost",
+    ),
 ]
 
 

@@ -386,6 +386,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "cuda-oom",
     ),
+    # Round 37: Caffe's CUDA_CHECK on cudaErrorMemoryAllocation (device_alternate.hpp).
+    (
+        "F0101 10:00:00.000000  4410 syncedmem.cpp:71] Check failed: error == cudaSuccess (2 vs. 0)  out of memory",
+        C.GPU_OOM,
+        L.APPLICATION,
+        "cuda-oom",
+    ),
 ]
 
 

@@ -499,6 +499,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "killed",
     ),
+    # Round 37: sacct's State column cut to its width with a "+" (print_fields.c).
+    (
+        "4410.batch        batch              lab          8 OUT_OF_ME+    0:125",
+        C.HOST_OOM,
+        L.APPLICATION,
+        "slurm-memory-limit",
+    ),
 ]
 
 

@@ -941,6 +941,21 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.INFRASTRUCTURE_NETWORK,
         "xla-coordination-register-timeout",
     ),
+    # Round 37: the Docker daemon without the runtime the job names (runtime_unix.go); rootless podman without
+    # its user namespace (pkg/unshare); Open MPI's PMI-2 client under srun (pmix_s2.c, its own typo).
+    (
+        "docker: Error response from daemon: unknown or invalid runtime name: nvidia.",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
+    (
+        'Error: cannot set up namespace using "/usr/bin/newuidmap": exit status 1',
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
+    ("PMI2_Init failed to intialize.  Return code: 14", C.LAUNCH, L.SYSTEM_SOFTWARE, "mpi-launch-failure"),
 ]
 
 

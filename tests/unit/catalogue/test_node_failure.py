@@ -911,6 +911,22 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "slurmstepd-node-error",
     ),
+    # Round 37: the node controller's taint on a silent node, as the scheduler reports it; slurmstepd unable
+    # to put the step into its cgroup (cgroup_common.c).
+    (
+        "0/4 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }, 3 Insufficient "
+        "nvidia.com/gpu.",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "k8s-node-lost",
+    ),
+    (
+        "slurmstepd: error: common_file_write_uints: write value '4410' to '/sys/fs/cgroup/cpuset/slurm/uid_1000/"
+        "job_12/step_0/cgroup.procs' failed: No space left on device",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "slurmstepd-node-error",
+    ),
 ]
 
 

@@ -539,6 +539,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SCHEDULER,
         "slurm-preempted",
     ),
+    # Round 37: HTCondor's eviction, in the job event log and as DAGMan names it.
+    ("004 (4410.000.000) 03/01 10:11:12 Job was evicted.", C.SCHEDULER_LIMIT, L.SCHEDULER, "slurm-preempted"),
+    (
+        "03/01/26 10:11:12 Event: ULOG_JOB_EVICTED for HTCondor Node train_step (4410.0.0) {03/01/26 10:11:12}",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "slurm-preempted",
+    ),
 ]
 
 

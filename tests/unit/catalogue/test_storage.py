@@ -453,6 +453,20 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "shared-fs-mount-failed",
     ),
+    # Round 37: the LizardFS / MooseFS client without its master (mastercomm.cc).
+    (
+        "mfsmount[4410]: master: register error (read header: ETIMEDOUT (Operation timed out))",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
+    # Round 37: a recovery that evicted a client is still a failure (benign's lustre-recovery-complete vetoes 0).
+    (
+        "Lustre: scratch-OST0003: Recovery over after 2:30, of 12 clients 11 recovered and 1 was evicted.",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
 ]
 
 
