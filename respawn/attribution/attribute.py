@@ -192,12 +192,15 @@ def _indented(body: str) -> bool:
     return body.removeprefix(" ")[:1].isspace()
 
 
+def _stream(line: _Line) -> tuple[LineSource, str | None, int | None]:
+    """Who printed a line: its source, node and rank; a traceback is one stream's lines."""
+    return line.source, line.node, line.rank
+
+
 def _previous(i: int, line: _Line, texts: Sequence[str], line_at: Callable[[int], _Line]) -> int | None:
-    """The line before line i in the same stream (source, node, rank), within `_LOOK_BACK`."""
-    stream = (line.source, line.node, line.rank)
+    """The line before line i in the same stream, within `_LOOK_BACK`."""
     for j in range(i - 1, max(-1, i - _LOOK_BACK), -1):
-        before = _tagged(line_at(j), texts[j])
-        if (before.source, before.node, before.rank) == stream:
+        if _stream(_tagged(line_at(j), texts[j])) == _stream(line):
             return j
     return None
 
@@ -209,11 +212,9 @@ def _exception_line(i: int, line: _Line, texts: Sequence[str], line_at: Callable
     The search stops at the stream's next line that is not indented (a second header at the
     latest), so the lines of one stream are searched once in all; of other streams' lines,
     interleaved, at most `_LOOK_BACK` are passed over per header."""
-    stream = (line.source, line.node, line.rank)
     others = 0
     for j in range(i + 1, len(texts)):
-        after = _tagged(line_at(j), texts[j])
-        if (after.source, after.node, after.rank) != stream:
+        if _stream(_tagged(line_at(j), texts[j])) != _stream(line):
             others += 1
             if others > _LOOK_BACK:
                 return None

@@ -379,14 +379,7 @@ def test_the_deciding_patterns_node_rule_outranks_its_runbooks():
         patterns=[Pattern(id="lustre-client-lbug", regex="LBUG", node_rule=NodeRule.NAMED)],
         ladder=[Rung(action=Action.RESTART_EXCLUDING)],
     )
-    lbug = Attribution(
-        failure_class=FailureClass.STORAGE,
-        cause_layer=CauseLayer.SYSTEM_SOFTWARE,
-        node_implicated=True,
-        nodes=["n3"],
-        recoverable_by_restart=True,
-        pattern="lustre-client-lbug",
-    )
+    lbug = hw(["n3"]).model_copy(update={"failure_class": FailureClass.STORAGE, "pattern": "lustre-client-lbug"})
     assert decide(lbug, storage, JobHistory(), BUDGETS, SHAPE, checkpoint_step=10).exclude == ["n3"]
     other = lbug.model_copy(update={"pattern": "io-error"})
     assert decide(other, storage, JobHistory(), BUDGETS, SHAPE, checkpoint_step=10).exclude == []
