@@ -644,6 +644,18 @@ FAILURES = [
         "[10:00:00] dmlc-core/include/dmlc/logging.h:263: [10:00:00] src/c_api/c_api.cc:1: Check failed: x",
         "dmlc-log-fatal",
     ),
+    ("[ 2678.1] thermal thermal_zone2: critical temperature reached (105 C), shutting down", "thermal-shutdown"),
+    ("Windows fatal exception: stack overflow", "windows-fatal-exception"),
+    (
+        "subprocess.CalledProcessError: Command 'train.exe' returned non-zero exit status 3221225477.",
+        "windows-crash-status",
+    ),
+    (
+        "ERROR: (gcloud.compute.instances.create) ZONE_RESOURCE_POOL_EXHAUSTED: The zone 'projects/p/zones/us-east1-b' "
+        "does not have enough resources available to fulfill the request.",
+        "cloud-capacity-unavailable",
+    ),
+    ("error execution phase kubelet-start: timed out waiting for the condition", "kubeadm-phase-failed"),
 ]
 
 # Lines that look close to a failure and are not one.
@@ -774,6 +786,10 @@ VETOED = [
     (
         "ldconfig: Can't create temporary cache file /etc/ld.so.cache~: Read-only file system",
         "ldconfig-cache-read-only",
+    ),
+    (
+        "[ 41.6] pcieport 0000:00:1c.1: PCIe Bus Error: severity=Corrected, type=Data Link Layer, (Transmitter ID)",
+        "pcie-aer-corrected",
     ),
 ]
 

@@ -146,6 +146,17 @@ VETOED: list[tuple[str, str, str | None]] = [
         "ldconfig-cache-read-only",
         "read-only-filesystem",
     ),
+    # Round 38: a PCIe error the link corrected (aer.c); bus-error reads "PCIe Bus Error" on the detail line.
+    (
+        "[ 7.77] pci 0000:01:00.0: PCIe Bus Error: severity=Correctable, type=Data Link Layer, (Transmitter ID)",
+        "pcie-aer-corrected",
+        "bus-error",
+    ),
+    (
+        "alx 0000:07:00.0: AER: PCIe Bus Error: severity=Corrected, type=Data Link Layer, (Receiver ID)",
+        "pcie-aer-corrected",
+        "bus-error",
+    ),
 ]
 
 

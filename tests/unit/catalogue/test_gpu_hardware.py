@@ -670,7 +670,7 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "k8s-device-unhealthy",
     ),
     # Round 29: Intel's xe resetting a timed-out job; the GSP RPC failing with GPU_IS_LOST; nvidia-smi
-    # unable to name a GPU; AER's other spellings of a corrected report.
+    # unable to name a GPU; AER's other spelling of an uncorrected report (round 38: a corrected one is benign).
     (
         "xe 0000:03:00.0: [drm] Tile0: GT0: Timedout job: seqno=4410, lrc_seqno=4410, guc_id=2, flags=0x0 in python [5521]",
         C.GPU_HARDWARE,
@@ -690,7 +690,7 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "gpu-lost",
     ),
     (
-        "pci 0000:41:00.0: PCIe Bus Error: severity=Correctable, type=Data Link Layer, (Transmitter ID)",
+        "pci 0000:41:00.0: PCIe Bus Error: severity=Uncorrectable (Non-Fatal), type=Transaction Layer, (Receiver ID)",
         C.GPU_HARDWARE,
         L.HARDWARE,
         "pcie-aer-error",

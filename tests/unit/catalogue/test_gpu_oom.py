@@ -393,6 +393,15 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "cuda-oom",
     ),
+    # Round 38: the allocator's OOM report failing on its NVML query (CUDACachingAllocator.cpp
+    # reportProcessMemoryInfo), as on a MIG slice.
+    (
+        'RuntimeError: NVML_SUCCESS == r INTERNAL ASSERT FAILED at "../c10/cuda/CUDACachingAllocator.cpp":1154, '
+        "please report a bug to PyTorch.",
+        C.GPU_OOM,
+        L.APPLICATION,
+        "cuda-oom",
+    ),
 ]
 
 

@@ -956,6 +956,67 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "container-start-failed",
     ),
     ("PMI2_Init failed to intialize.  Return code: 14", C.LAUNCH, L.SYSTEM_SOFTWARE, "mpi-launch-failure"),
+    # Round 38: the docker client without its daemon, or refused by it (docker/cli).
+    (
+        "docker: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?.",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
+    (
+        "docker: permission denied while trying to connect to the Docker daemon socket at unix:///var/run/docker.sock: "
+        'Head "http://%2Fvar%2Frun%2Fdocker.sock/_ping": dial unix /var/run/docker.sock: connect: permission denied.',
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
+    # Round 38: each cloud's stock-out in its documented error (EC2, Compute Engine, Azure).
+    (
+        "An error occurred (InsufficientInstanceCapacity) when calling the RunInstances operation: We currently do not "
+        "have sufficient p5.48xlarge capacity in the Availability Zone you requested (us-east-2b).",
+        C.LAUNCH,
+        L.SCHEDULER,
+        "cloud-capacity-unavailable",
+    ),
+    (
+        " - The zone 'projects/ml/zones/us-central1-a' does not have enough resources available to fulfill the request. "
+        " Try a different zone, or try again later.",
+        C.LAUNCH,
+        L.SCHEDULER,
+        "cloud-capacity-unavailable",
+    ),
+    (
+        "Code: SkuNotAvailable Message: The requested size for resource '/subscriptions/1/resourceGroups/rg/providers/"
+        "Microsoft.Compute/virtualMachines/gpu0' is currently not available in location 'eastus' zones '' for "
+        "subscription '1'.",
+        C.LAUNCH,
+        L.SCHEDULER,
+        "cloud-capacity-unavailable",
+    ),
+    (
+        "(ZonalAllocationFailed) Allocation failed. We do not have sufficient capacity for the requested VM size in "
+        "this zone.",
+        C.LAUNCH,
+        L.SCHEDULER,
+        "cloud-capacity-unavailable",
+    ),
+    # Round 38: SkyPilot failing over from one zone's stock-out to the next is read as the stock-out (a suspicion
+    # until the attempt ends; round 27 left it unread).
+    (
+        "W 03-01 10:11:12 cloud_vm_ray_backend.py:358] Got ZONE_RESOURCE_POOL_EXHAUSTED in us-east1-b (message: The "
+        "zone 'projects/p/zones/us-east1-b' does not have enough resources available to fulfill the request.  Try a "
+        "different zone, or try again later.)",
+        C.LAUNCH,
+        L.SCHEDULER,
+        "cloud-capacity-unavailable",
+    ),
+    # Round 38: kubeadm failing a phase of joining the node (workflow/runner.go).
+    (
+        "error execution phase preflight: [preflight] Some fatal errors occurred:",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "kubeadm-phase-failed",
+    ),
 ]
 
 
@@ -1103,10 +1164,6 @@ NO_FAILURE: list[str] = [
     "srun: Job 812 step creation temporarily disabled, retrying (Requested nodes are busy)",
     "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
     "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
-    # Round 27: SkyPilot failing over from one zone's stock-out to the next.
-    "W 03-01 10:11:12 cloud_vm_ray_backend.py:358] Got ZONE_RESOURCE_POOL_EXHAUSTED in us-east1-b (message: The "
-    "zone 'projects/p/zones/us-east1-b' does not have enough resources available to fulfill the request.  Try a "
-    "different zone, or try again later.)",
     # Round 27: qacct's record of a job that ran and ended well.
     "failed       0",
     # Round 33: PostgreSQL's FATAL (two spaces), not Apptainer's.
@@ -1118,6 +1175,9 @@ NO_FAILURE: list[str] = [
     # a coordination RPC other than the registration, in a running job.
     "srun: error: task 2 launch failed: Job/step already completing or completed",
     "RPC: /tensorflow.CoordinationService/Heartbeat",
+    # Round 38: a cloud's capacity named in a healthy notice; kubeadm finishing a phase.
+    "Reserved 8 p5.48xlarge instances; sufficient capacity in us-east-2b",
+    '[upload-config] Storing the configuration used in ConfigMap "kubeadm-config" in the "kube-system" Namespace',
 ]
 
 

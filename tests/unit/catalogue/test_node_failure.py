@@ -991,6 +991,36 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
         "kernel-hardware-panic",
         Onset.CERTAIN,
     ),
+    # Round 38: the kernel powering the node off at a critical trip point: the ACPI thermal driver, the thermal
+    # core before and after 6.x, and the reboot code's protection shutdown after it.
+    (
+        "Dec 21 20:19:27 gpu07 kernel: [ 2678.188911] Critical temperature reached (99 C), shutting down.",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        "thermal-shutdown",
+        Onset.CERTAIN,
+    ),
+    (
+        "[ 42.48] thermal thermal_zone4: critical temperature reached (128 C), shutting down",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        "thermal-shutdown",
+        Onset.CERTAIN,
+    ),
+    (
+        "[ 91.02] thermal thermal_zone0: x86_pkg_temp: critical temperature reached",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        "thermal-shutdown",
+        Onset.CERTAIN,
+    ),
+    (
+        "[ 91.02] reboot: HARDWARE PROTECTION shutdown (Temperature too high)",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        "thermal-shutdown",
+        Onset.CERTAIN,
+    ),
 ]
 
 
@@ -1127,6 +1157,9 @@ NO_FAILURE: list[str] = [
     "x86/amd: Previous system reset reason [0x00080800]: software wrote 0x6 to reset control register 0xCF9",
     # Round 35: a credential expired on its way (a clock's or a requeue's), not the node's daemon.
     "slurmstepd: error: Munge decode failed: Expired credential",
+    # Round 38: a program's own temperature alarm; the thermal core only warning of a hot zone.
+    "Critical temperature reached, switching lamp off",
+    "[ 91.02] thermal thermal_zone0: x86_pkg_temp: temperature 95000 above hot trip point",
 ]
 
 

@@ -180,6 +180,19 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "heap-corruption",
     ),
+    # Round 38: CPython's faulthandler on Windows, Windows Error Reporting's event and the exit status of a
+    # process an unhandled native exception ended (NTSTATUS), unsigned and signed.
+    ("Windows fatal exception: access violation", C.PROCESS_CRASH, L.AMBIGUOUS, "windows-fatal-exception"),
+    ("Windows fatal exception: int divide by zero", C.PROCESS_CRASH, L.AMBIGUOUS, "windows-fatal-exception"),
+    ("Exception code: 0xc0000005", C.PROCESS_CRASH, L.AMBIGUOUS, "windows-crash-status"),
+    (
+        "subprocess.CalledProcessError: Command '['accelerate', 'launch', 'train.py']' returned non-zero exit status "
+        "3221225477.",
+        C.PROCESS_CRASH,
+        L.AMBIGUOUS,
+        "windows-crash-status",
+    ),
+    ("Process finished with exit code -1073740791 (0xC0000409)", C.PROCESS_CRASH, L.AMBIGUOUS, "windows-crash-status"),
 ]
 
 
@@ -201,6 +214,9 @@ BENIGN: list[str] = [
     "exit code 1390 written to results.csv",
     # "check failed" in a health summary's prose is not glog's CHECK.
     "  sanity check failed: 0 of 12",
+    # Round 38: an exception code faulthandler prints by number (a COM call refused) is not read, nor exit 0.
+    "Windows fatal exception: code 0x8001010d",
+    "Process finished with exit code 0",
 ]
 
 

@@ -467,6 +467,45 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "parallel-fs-error",
     ),
+    # Round 38: the CephFS kernel client refused back into its session, and the dirty state it drops (mds_client.c,
+    # caps.c; since 6.6 with the fsid and client id before it).
+    ("[3677602.09] ceph: mds0 reconnect denied", C.STORAGE, L.STORAGE, "parallel-fs-error"),
+    (
+        "[ 5645.19] ceph: [8c1f3b52-1d3e-11ee-9e1c-0cc47a6b2d4e 44110]: mds2 reconnect denied",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
+    (
+        "[3677602.10] ceph:  dropping dirty+flushing Fw state for ffff8802dc150518 1099935956631",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
+    # Round 38: FAT and btrfs giving up on a local disk (fs/fat/misc.c, fs/btrfs/messages.c).
+    ("FAT-fs (nvme0n1p1): Filesystem has been set read-only", C.STORAGE, L.STORAGE, "kernel-block-io-error"),
+    (
+        "FAT-fs (sda1): error, fat_get_cluster: invalid cluster chain (i_pos 0)",
+        C.STORAGE,
+        L.STORAGE,
+        "kernel-block-io-error",
+    ),
+    (
+        "BTRFS: error (device nvme1n1) in btrfs_commit_transaction:2418: errno=-5 IO failure (Error while writing out "
+        "transaction)",
+        C.STORAGE,
+        L.STORAGE,
+        "kernel-block-io-error",
+    ),
+    ("BTRFS info (device nvme1n1): forced readonly", C.STORAGE, L.STORAGE, "kernel-block-io-error"),
+    # Round 38: the kubelet's image garbage collector with nothing left to delete (image_gc_manager.go).
+    (
+        "  Warning  ImageGCFailed  59m  kubelet  Failed to garbage collect required amount of images. Attempted to "
+        "free 4783028633 bytes, but only found 0 bytes eligible to free.",
+        C.STORAGE,
+        L.STORAGE,
+        "evicted-for-disk",
+    ),
 ]
 
 
@@ -515,6 +554,10 @@ NO_FAILURE: list[str] = [
     "2025-04-01 02:13:00.001 mon.a mon.0 10.1.0.4:6789/0 890 : cluster [WRN] Health check failed: 1 osds down (OSD_DOWN)",
     # Round 35: a unit that mounts nothing.
     "Job for nginx.service failed because the control process exited with error code.",
+    # Round 38: a CephFS session that came back; btrfs mounting with its options.
+    "[ 5645.17] ceph: mds0 reconnect start",
+    "[ 5645.20] ceph: mds0 reconnect success",
+    "BTRFS info (device nvme1n1): disk space caching is enabled",
 ]
 
 
