@@ -656,6 +656,19 @@ FAILURES = [
         "cloud-capacity-unavailable",
     ),
     ("error execution phase kubelet-start: timed out waiting for the condition", "kubeadm-phase-failed"),
+    (
+        "[1478401.48] DMAR: [DMA Write NO_PASID] Request device [82:00.0] fault addr 0xf8139000 [fault reason 0x05] "
+        "PTE Write access is not set",
+        "iommu-dma-fault",
+    ),
+    ("[ 91.3] NMI: PCI system error (SERR) for reason a1 on CPU 0.", "nmi-pci-error"),
+    (
+        "ValueError: Loss is not finite and patience is exhausted. To debug, wrap `fit()` with autograd",
+        "trainer-nonfinite-stop",
+    ),
+    ("There are not enough slots available in the system to satisfy the 16 slots", "mpi-not-enough-slots"),
+    ("sbatch: error: Batch script contains DOS line breaks (\\r\\n)", "sbatch-script-invalid"),
+    ("=>> PBS: job killed: ncpus 19.43 exceeded limit 8 (sum)", "pbs-cpu-limit"),
 ]
 
 # Lines that look close to a failure and are not one.
@@ -791,6 +804,7 @@ VETOED = [
         "[ 41.6] pcieport 0000:00:1c.1: PCIe Bus Error: severity=Corrected, type=Data Link Layer, (Transmitter ID)",
         "pcie-aer-corrected",
     ),
+    ("[ 464.22] end_request: I/O error, dev fd0, sector 0", "legacy-drive-probe-error"),
 ]
 
 

@@ -157,6 +157,13 @@ VETOED: list[tuple[str, str, str | None]] = [
         "pcie-aer-corrected",
         "bus-error",
     ),
+    # Round 39: the older kernels' words for an empty floppy's probe (blk-core.c end_request, buffer.c).
+    ("[ 464.22] end_request: I/O error, dev fd0, sector 0", "legacy-drive-probe-error", "kernel-block-io-error"),
+    (
+        "[ 488.38] Buffer I/O error on device fd0, logical block 0",
+        "legacy-drive-probe-error",
+        "kernel-block-io-error",
+    ),
 ]
 
 

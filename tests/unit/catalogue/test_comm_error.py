@@ -565,6 +565,15 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "peer-runtime-lost",
     ),
+    # Round 39: LightGBM's socket network (socket_wrapper.hpp); oneCCL's exception (CCL_THROW).
+    ("[LightGBM] [Fatal] Socket recv error, code: 104", C.COMM_ERROR, L.AMBIGUOUS, "connection-lost"),
+    (
+        "RuntimeError: oneCCL: global.cpp:150 getenv_local_coord: EXCEPTION: to get local_idx/count from ATL, set "
+        "CCL_ZE_IPC_EXCHANGE=sockets explicitly",
+        C.COMM_ERROR,
+        L.AMBIGUOUS,
+        "oneccl-error",
+    ),
 ]
 
 
@@ -675,6 +684,8 @@ NO_FAILURE: list[str] = [
     "cn12:90:90 [0] NCCL INFO NET/Plugin: libnccl-net-ofi.so: undefined symbol: ncclNetPlugin_v9",
     "cn12:90:90 [0] NCCL INFO cuMem host allocations do not appear to be working; falling back to a /dev/shm/ "
     "based implementation",
+    # Round 39: LightGBM retrying a connection while its network forms.
+    "[LightGBM] [Warning] Connect to rank 1 failed, wait for 2.600000 seconds",
 ]
 
 

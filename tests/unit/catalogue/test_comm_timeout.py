@@ -265,6 +265,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "nccl-error-return-trace",
     ),
+    # Round 39: XGBoost's rabit waiting on a peer's socket (socket.h PollHelper).
+    (
+        "xgboost.core.XGBoostError: [23:55:55] /work/rabit/include/rabit/internal/socket.h:170: Poll timeout",
+        C.COMM_TIMEOUT,
+        L.AMBIGUOUS,
+        "collective-recv-timeout",
+    ),
 ]
 
 

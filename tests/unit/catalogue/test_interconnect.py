@@ -630,6 +630,28 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.INFRASTRUCTURE_NETWORK,
         "ib-transport-retry",
     ),
+    # Round 39: the IOMMU refusing a device's DMA, Intel VT-d before and after its NO_PASID wording, and AMD-Vi.
+    (
+        "[1478401.48] DMAR: [DMA Write] Request device [02:00.0] fault addr cd139000 [fault reason 05] PTE Write access "
+        "is not set",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "iommu-dma-fault",
+    ),
+    (
+        "[ 51.2] DMAR: [DMA Read NO_PASID] Request device [41:00.0] fault addr 0x7f3c2000 [fault reason 0x06] PTE Read "
+        "access is not set",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "iommu-dma-fault",
+    ),
+    (
+        "[ 408.36] mlx5_core 0000:c1:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x002f address=0x24d08000 "
+        "flags=0x0000]",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "iommu-dma-fault",
+    ),
 ]
 
 
@@ -739,6 +761,9 @@ NO_FAILURE: list[str] = [
     "Jun  1 04:00:00 cn31 kernel: nvidia-nvswitch1: SXid (PCI:0000:07:00.0): 12028, Non-fatal, Link 40 egress "
     "non-posted PRIV error (First)",
     "nvidia-nvswitch0: SXid (PCI:0000:07:00.0): 12028, Non-fatal, Link 12 egress non-posted PRIV error",
+    # Round 39: the IOMMU set up at boot.
+    "[ 0.61] DMAR: IOMMU enabled",
+    "[ 1.02] AMD-Vi: Interrupt remapping enabled",
 ]
 
 

@@ -1017,6 +1017,29 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "kubeadm-phase-failed",
     ),
+    # Round 39: Open MPI without the slots asked for (rmaps); sbatch refusing the script (sbatch.c); a cloud node's
+    # capacity code as AWS ParallelCluster's resume program writes it.
+    (
+        "There are not enough slots available in the system to satisfy the 2 slots",
+        C.LAUNCH,
+        L.APPLICATION,
+        "mpi-not-enough-slots",
+    ),
+    ("sbatch: error: Batch script contains DOS line breaks (\\r\\n)", C.LAUNCH, L.APPLICATION, "sbatch-script-invalid"),
+    (
+        "sbatch: error: This does not look like a batch script.  The first line must start with #! followed by the "
+        "path to an interpreter.",
+        C.LAUNCH,
+        L.APPLICATION,
+        "sbatch-script-invalid",
+    ),
+    (
+        "[2023-08-28T16:55:46.905] update_node: node gpu-dy-p4d-1 reason set to: (Code:InsufficientInstanceCapacity)"
+        "Failure when resuming nodes",
+        C.LAUNCH,
+        L.SCHEDULER,
+        "cloud-capacity-unavailable",
+    ),
 ]
 
 
@@ -1210,3 +1233,20 @@ def test_the_gloo_connect_timeout_is_launch_not_the_python_exception(catalogue, 
         catalogue, matcher, "RuntimeError: [gloo/transport/tcp/pair.cc:611] Connect timeout [10.0.0.5]:27023"
     )
     assert got.failure_class is C.LAUNCH
+
+
+def test_a_cloud_node_that_never_came_up_is_its_capacity_not_a_node_failure(catalogue, matcher):
+    # Round 39: slurmctld requeues the job "due to failure of node" that AWS ParallelCluster could not launch.
+    text = (
+        "[2023-08-28T16:55:46.905] update_node: node gpu-dy-p4d-1 reason set to: (Code:LimitedInstanceCapacity)Failure "
+        "when resuming nodes\n"
+        "[2023-08-28T16:55:46.905] requeue job JobId=10 due to failure of node gpu-dy-p4d-1\n"
+        "[2023-08-28T16:55:46.905] update_node: node gpu-dy-p4d-1 state set to DOWN"
+    )
+    assert matcher.failure(text.splitlines()[1]).failure_class is C.NODE_FAILURE
+    result = classify_text(catalogue, matcher, text)
+    assert (result.failure_class, result.pattern, result.node_implicated) == (
+        C.LAUNCH,
+        "cloud-capacity-unavailable",
+        False,
+    )

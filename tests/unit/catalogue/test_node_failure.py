@@ -927,6 +927,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "slurmstepd-node-error",
     ),
+    # Round 39: an NMI for a PCI system error or an I/O channel check (nmi.c).
+    ("[ 91.3] NMI: PCI system error (SERR) for reason a1 on CPU 0.", C.NODE_FAILURE, L.HARDWARE, "nmi-pci-error"),
+    (
+        "kernel:[ 912.2] NMI: IOCK error (debug interrupt?) for reason 71 on CPU 0.",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        "nmi-pci-error",
+    ),
 ]
 
 
@@ -1160,6 +1168,9 @@ NO_FAILURE: list[str] = [
     # Round 38: a program's own temperature alarm; the thermal core only warning of a hot zone.
     "Critical temperature reached, switching lamp off",
     "[ 91.02] thermal thermal_zone0: x86_pkg_temp: temperature 95000 above hot trip point",
+    # Round 39: the NMI for an unknown reason, which hypervisors and power-saving modes raise on healthy hosts.
+    "kernel:[6115219.45] Uhhuh. NMI received for unknown reason 2d on CPU 42.",
+    "kernel:[6115219.45] Dazed and confused, but trying to continue",
 ]
 
 

@@ -194,6 +194,33 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "overflow-at-small-scale",
     ),
+    # Round 39: ESPnet2's and SpeechBrain's trainers stopping a diverged run; icefall's collapsed grad scale.
+    (
+        "(trainer:404) WARNING: The gradients at all steps are invalid in this epoch. Something seems wrong. This "
+        "training was stopped at 2epoch",
+        C.NUMERICAL,
+        L.APPLICATION,
+        "trainer-nonfinite-stop",
+    ),
+    (
+        "ValueError: Loss is not finite and patience is exhausted. To debug, wrap `fit()` with autograd's "
+        "`detect_anomaly()`, e.g.",
+        C.NUMERICAL,
+        L.APPLICATION,
+        "trainer-nonfinite-stop",
+    ),
+    (
+        "2023-06-14 13:04:41,744 - speechbrain.core - WARNING - Parameter is not finite: Parameter containing:",
+        C.NUMERICAL,
+        L.APPLICATION,
+        "trainer-nonfinite-stop",
+    ),
+    (
+        "RuntimeError: grad_scale is too small, exiting: 1.2924697071141057e-26",
+        C.NUMERICAL,
+        L.APPLICATION,
+        "loss-scale-minimum",
+    ),
 ]
 
 
@@ -254,6 +281,10 @@ NO_FAILURE: list[str] = [
     "1000      [5.47e+03]    [6.44e+03]    [1.00e+00]",
     "Step      Train loss    Test loss     Test metric",
     "nan check: found 0 NaN in tc_tokens",
+    # Round 39: the per-step notices of the trainers above, handled steps.
+    "(trainer:404) WARNING: The grad norm is nan. Skipping updating the model.",
+    "speechbrain.core - WARNING - Patience not yet exhausted, ignoring this batch.",
+    "2024-01-15 10:00:00,000 WARNING [train.py:1091] Grad scale is small: 1.0e-06",
 ]
 
 

@@ -547,6 +547,8 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SCHEDULER,
         "slurm-preempted",
     ),
+    # Round 39: PBS Pro's MoM over the CPUs a job asked for.
+    ("=>> PBS: job killed: ncpus 58.88 exceeded limit 16 (sum)", C.SCHEDULER_LIMIT, L.APPLICATION, "pbs-cpu-limit"),
 ]
 
 

@@ -506,6 +506,8 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "evicted-for-disk",
     ),
+    # Round 39: the block layer's line before 3.x for a disk.
+    ("[ 912.4] end_request: I/O error, dev sdb, sector 1953525160", C.STORAGE, L.STORAGE, "kernel-block-io-error"),
 ]
 
 
