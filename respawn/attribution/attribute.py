@@ -161,6 +161,8 @@ def _read(matcher: Matcher, texts: Sequence[str], line_at: Callable[[int], _Line
                 if end is not None:
                     vetoed[end] = veto
                 continue
+        elif _notice_veto(matcher, hit, texts, _previous(i, line, texts, line_at)) is not None:
+            continue  # an exception printed without frames (no Python code raised it) after that notice
         found.append(_Failure(hit, line, i))
     return found
 
@@ -232,15 +234,24 @@ def _traceback_veto(
     if one does: the line printed just before it in the same stream (`notice`), Python's word
     that it ignored the exception (`Veto.TRACEBACK`), vetoes the block up to its own priority;
     a benign pattern that vetoes the block's exception line (`end`) vetoes the header with it."""
-    if notice is not None:
-        priority = matcher.traceback_veto(untagged(texts[notice]))
-        if priority is not None and priority >= header.priority:
-            return priority
+    priority = _notice_veto(matcher, header, texts, notice)
+    if priority is not None:
+        return priority
     if end is not None:
         body = untagged(texts[end])
         if matcher.failure(body) is None and matcher.vetoes(body, header.priority):
             return header.priority
     return None
+
+
+def _notice_veto(matcher: Matcher, hit: Hit, texts: Sequence[str], notice: int | None) -> int | None:
+    """The priority up to which the line printed just before a failure line in the same
+    stream (`notice`) vetoes what follows it, when that is Python's word that it ignored
+    an exception (`Veto.TRACEBACK`) and reaches the failure's priority."""
+    if notice is None:
+        return None
+    priority = matcher.traceback_veto(untagged(texts[notice]))
+    return priority if priority is not None and priority >= hit.priority else None
 
 
 def _scheduler_facts(evidence: Evidence) -> list[_Line]:

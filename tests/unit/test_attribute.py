@@ -192,6 +192,11 @@ IGNORED = (
             "ValueError: x",
         ),
         ("--- Logging error ---", "Traceback (most recent call last):", "  File ...", "    self.flush()", "OSError: x"),
+        # An exception no Python code raised is printed without frames: the notice, then its line.
+        (
+            "Exception ignored in: <_io.TextIOWrapper name='<stdout>' mode='w' encoding='utf-8'>",
+            "BrokenPipeError: [Errno 32] Broken pipe",
+        ),
     ],
 )
 def test_a_traceback_a_benign_pattern_vetoes_is_no_failure(catalogue, matcher, block):
@@ -207,6 +212,20 @@ def test_an_ignored_traceback_still_reads_a_specific_exception(catalogue, matche
     ev = evidence(*IGNORED, "RuntimeError: CUDA error: an illegal memory access was encountered")
     a = attribute(catalogue, matcher, ev)
     assert a.failure_class is FailureClass.GPU_FAULT and a.pattern is not None
+    # Without frames too: the notice vetoes only up to its own priority.
+    ev = evidence("Error in atexit._run_exitfuncs:", "OSError: [Errno 116] Stale file handle")
+    assert attribute(catalogue, matcher, ev).pattern == "stale-file-handle"
+
+
+def test_a_frameless_exception_needs_the_notice_right_before_it(catalogue, matcher):
+    ev = evidence(
+        "Exception ignored in: <function Pool.__del__ at 0x7f00deadbeef>",
+        "step 41 loss 0.88",
+        "BrokenPipeError: [Errno 32] Broken pipe",
+        job_state="COMPLETED",
+        exit_code=0,
+    )
+    assert attribute(catalogue, matcher, ev).pattern == "connection-lost"
 
 
 @pytest.mark.parametrize(

@@ -669,6 +669,11 @@ FAILURES = [
     ("There are not enough slots available in the system to satisfy the 16 slots", "mpi-not-enough-slots"),
     ("sbatch: error: Batch script contains DOS line breaks (\\r\\n)", "sbatch-script-invalid"),
     ("=>> PBS: job killed: ncpus 19.43 exceeded limit 8 (sum)", "pbs-cpu-limit"),
+    ("Failed to modify QP 4242 to RTR", "rdma-connect-setup-failed"),
+    (
+        " 05-12-2026 10:01:02:113 [pid=4242 tid=4250] ERROR  cufio:1185 cuFileBufRegister error, object allocation failed",
+        "gds-cufile-error",
+    ),
 ]
 
 # Lines that look close to a failure and are not one.
@@ -805,6 +810,12 @@ VETOED = [
         "pcie-aer-corrected",
     ),
     ("[ 464.22] end_request: I/O error, dev fd0, sector 0", "legacy-drive-probe-error"),
+    (
+        "[1594407135.546337] [gpu7:117  :0]          ib_md.c:1933 UCX  ERROR ibv_open_device(mlx5_9) failed: No such "
+        "file or directory",
+        "ucx-ib-device-probe",
+    ),
+    ("rm: cannot remove '/usr/local/cuda/compat/lib': Read-only file system", "image-read-only-at-start"),
 ]
 
 

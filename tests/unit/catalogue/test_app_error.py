@@ -542,6 +542,20 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "dmlc-log-fatal",
     ),
+    # Round 40: Dynamo's exceptions whose class names end in neither Error nor Exception.
+    (
+        "torch._dynamo.exc.FailOnRecompileLimitHit: recompile_limit reached with fullgraph=True. Excessive "
+        "recompilations can degrade performance due to the compilation overhead of each recompilation.",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "python-exception",
+    ),
+    (
+        "torch._dynamo.exc.Unsupported: call_function BuiltinVariable(open) [ConstantVariable()] {}",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "python-exception",
+    ),
 ]
 
 

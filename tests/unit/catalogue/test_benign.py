@@ -164,6 +164,29 @@ VETOED: list[tuple[str, str, str | None]] = [
         "legacy-drive-probe-error",
         "kernel-block-io-error",
     ),
+    # Round 40: UCX's device probe in a container given some of the host's HCAs (uct_ib_md_open).
+    (
+        "[1594407135.546390] [gpu7:117  :0]          ib_md.c:1933 UCX  ERROR ibv_open_device(mlx5_8) failed: No such "
+        "file or directory",
+        "ucx-ib-device-probe",
+        "ib-verbs-call-failed",
+    ),
+    # Round 40: an entrypoint script adjusting a read-only image's own directories (coreutils rm, ln, mkdir).
+    (
+        "rm: cannot remove '/usr/local/cuda/compat/lib': Read-only file system",
+        "image-read-only-at-start",
+        "read-only-filesystem",
+    ),
+    (
+        "ln: failed to create symbolic link '/etc/ld.so.conf.d/000_cuda.conf': Read-only file system",
+        "image-read-only-at-start",
+        "read-only-filesystem",
+    ),
+    (
+        "mkdir: cannot create directory '/opt/nvidia/cache': Read-only file system",
+        "image-read-only-at-start",
+        "read-only-filesystem",
+    ),
 ]
 
 

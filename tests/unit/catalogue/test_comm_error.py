@@ -574,6 +574,22 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "oneccl-error",
     ),
+    # Round 40: XLA's coordination service seeing a task come back with a new incarnation.
+    (
+        "E1205 18:39:10.837611  387 coordination_service.cc:962] /job:jax_worker/replica:0/task:3 unexpectedly tried "
+        "to connect with a different incarnation. It has likely restarted.",
+        C.COMM_ERROR,
+        L.AMBIGUOUS,
+        "xla-coordination-peer-lost",
+    ),
+    # Round 40: UCX's device that is there and refuses to open is still read (only ENOENT is a probe).
+    (
+        "[1594407135.546337] [gpu7:117  :0]          ib_md.c:1933 UCX  ERROR ibv_open_device(mlx5_0) failed: "
+        "Permission denied",
+        C.COMM_ERROR,
+        L.SYSTEM_SOFTWARE,
+        "ib-verbs-call-failed",
+    ),
 ]
 
 

@@ -402,6 +402,15 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "cuda-oom",
     ),
+    # Round 40: TensorFlow's copy to the GPU whose destination allocation came back empty.
+    (
+        "tensorflow.python.framework.errors_impl.InternalError: Failed copying input tensor from "
+        "/job:localhost/replica:0/task:0/device:CPU:0 to /job:localhost/replica:0/task:0/device:GPU:0 in order to "
+        "run _EagerConst: Dst tensor is not initialized.",
+        C.GPU_OOM,
+        L.APPLICATION,
+        "tf-xla-oom",
+    ),
 ]
 
 

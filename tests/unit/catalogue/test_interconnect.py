@@ -652,6 +652,22 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "iommu-dma-fault",
     ),
+    # Round 40: perftest's and rc_pingpong's queue pairs refused; the EFA driver refusing admin commands.
+    ("Failed to modify QP 122273 to RTR", C.INTERCONNECT, L.SYSTEM_SOFTWARE, "rdma-connect-setup-failed"),
+    ("Failed to modify QP to RTS", C.INTERCONNECT, L.SYSTEM_SOFTWARE, "rdma-connect-setup-failed"),
+    (" Unable to Connect the HCA's through the link", C.INTERCONNECT, L.SYSTEM_SOFTWARE, "rdma-connect-setup-failed"),
+    (
+        "[ 812.500101] infiniband efa_0: Failed to process command REG_MR (opcode 7) comp_status 1 err -12",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "rdma-connect-setup-failed",
+    ),
+    (
+        "[ 812.500140] infiniband efa_1: Failed to register mr [-12]",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "rdma-connect-setup-failed",
+    ),
 ]
 
 
@@ -666,6 +682,21 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
         C.INTERCONNECT,
         L.HARDWARE,
         "nvlink-p2p-disabled",
+        Onset.SUSPECTED,
+    ),
+    # Round 40: i40e / ice resetting the port after Malicious Driver Detection stopped a queue.
+    (
+        "[  901.234567] i40e 0000:3b:00.0: TX driver issue detected, PF reset issued",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "netdev-tx-timeout",
+        Onset.SUSPECTED,
+    ),
+    (
+        "i40e 0000:3b:00.0: Malicious Driver Detection event 0x02 on TX queue 6 PF number 0x01 VF number 0x00",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "netdev-tx-timeout",
         Onset.SUSPECTED,
     ),
 ]
@@ -764,6 +795,8 @@ NO_FAILURE: list[str] = [
     # Round 39: the IOMMU set up at boot.
     "[ 0.61] DMAR: IOMMU enabled",
     "[ 1.02] AMD-Vi: Interrupt remapping enabled",
+    # Round 40: a VF's MDD event disables that VF (a VM's), with no reset of the host's port.
+    "i40e 0000:3b:00.0: TX driver issue detected on VF 3",
 ]
 
 

@@ -1040,6 +1040,41 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SCHEDULER,
         "cloud-capacity-unavailable",
     ),
+    # Round 40: rootless podman unpacking a layer owned by ids outside the user's subordinate range.
+    (
+        'Error: copying system image from manifest list: writing blob: adding layer with blob "sha256:55c2": '
+        "processing tar file(potentially insufficient UIDs or GIDs available in user namespace (requested "
+        '172761424:0 for /opt/app): Check /etc/subuid and /etc/subgid if configured locally and run "podman system '
+        'migrate": lchown /opt/app: invalid argument): exit status 1',
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
+    # Round 40: squeue, sinfo and scontrol without their controller; sbatch's script not written; SGE's commlib.
+    (
+        "slurm_load_jobs error: Unable to contact slurm controller (connect failure)",
+        C.LAUNCH,
+        L.SCHEDULER,
+        "slurmctld-unreachable",
+    ),
+    (
+        "slurm_load_partitions: Unable to contact slurm controller (connect failure)",
+        C.LAUNCH,
+        L.SCHEDULER,
+        "slurmctld-unreachable",
+    ),
+    (
+        "sbatch: error: Batch job submission failed: I/O error writing script/environment to file",
+        C.LAUNCH,
+        L.SCHEDULER,
+        "slurmctld-unreachable",
+    ),
+    (
+        'error: unable to send message to qmaster using port 6444 on host "sge-master.example.org": got send error',
+        C.LAUNCH,
+        L.SCHEDULER,
+        "slurmctld-unreachable",
+    ),
 ]
 
 

@@ -193,6 +193,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "windows-crash-status",
     ),
     ("Process finished with exit code -1073740791 (0xC0000409)", C.PROCESS_CRASH, L.AMBIGUOUS, "windows-crash-status"),
+    # Round 40: Dask's nanny seeing its worker die by a crash signal.
+    (
+        "distributed.nanny - INFO - Worker process 30133 was killed by signal 11",
+        C.PROCESS_CRASH,
+        L.AMBIGUOUS,
+        "ray-worker-died",
+    ),
 ]
 
 

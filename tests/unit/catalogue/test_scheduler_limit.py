@@ -549,6 +549,21 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     ),
     # Round 39: PBS Pro's MoM over the CPUs a job asked for.
     ("=>> PBS: job killed: ncpus 58.88 exceeded limit 16 (sum)", C.SCHEDULER_LIMIT, L.APPLICATION, "pbs-cpu-limit"),
+    # Round 40: Nextflow's Kubernetes executor losing its pod with the node.
+    (
+        "  Unable to find pod nf-6d5503fb55142c0f - The pod may be evicted by a node shutdown event",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "node-reclaimed",
+    ),
+    # Round 40: Slurm-GCP's resume program writing Compute Engine's quota error as the node's reason.
+    (
+        "[2026-11-06T11:23:46.199] update_node: node gpu-nodeset-1 reason set to: GCP Error: Quota NVIDIA_H100_GPUS "
+        "exceeded. Limit: 8.0 in region us-central1.",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "cloud-quota-exceeded",
+    ),
 ]
 
 
@@ -635,3 +650,20 @@ def test_allocation_revoked_has_no_verdict():
     book = Catalogue.load().runbooks[C.SCHEDULER_LIMIT]
     pattern = next(p for p in book.patterns if p.id == "slurm-allocation-revoked")
     assert pattern.recoverable_by_restart is None
+
+
+def test_a_cloud_node_its_quota_refused_is_the_quota_not_a_node_failure(catalogue, matcher):
+    # Round 40: slurmctld requeues the job "due to failure of node" that Slurm-GCP could not create.
+    text = (
+        "[2024-11-06T11:23:46.199] update_node: node gpu-nodeset-1 reason set to: GCP Error: Quota CPUS_PER_VM_FAMILY "
+        "exceeded. Limit: 12.0 in region europe-west4.\n"
+        "[2024-11-06T11:23:46.199] requeue job JobId=2 due to failure of node gpu-nodeset-1\n"
+        "[2024-11-06T11:23:46.199] update_node: node gpu-nodeset-1 state set to DOWN"
+    )
+    assert matcher.failure(text.splitlines()[1]).failure_class is C.NODE_FAILURE
+    result = classify_text(catalogue, matcher, text)
+    assert (result.failure_class, result.pattern, result.node_implicated) == (
+        C.SCHEDULER_LIMIT,
+        "cloud-quota-exceeded",
+        False,
+    )

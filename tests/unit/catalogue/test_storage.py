@@ -508,6 +508,46 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     ),
     # Round 39: the block layer's line before 3.x for a disk.
     ("[ 912.4] end_request: I/O error, dev sdb, sector 1953525160", C.STORAGE, L.STORAGE, "kernel-block-io-error"),
+    # Round 40: SQLite's SQLITE_IOERR as Python raises it; zpool status for permanent errors (ZFS-8000-8A).
+    ("sqlite3.OperationalError: disk I/O error", C.STORAGE, L.STORAGE, "io-error"),
+    ("status: One or more devices has experienced an error resulting in data", C.STORAGE, L.STORAGE, "io-error"),
+    # Round 40: beegfs-meta's quota enforcement.
+    (
+        "(3) Nov05 09:12:44 Worker2 [Quota Enforcement for create] >> User size quota exceeded. UID: 4242; GID: 100",
+        C.STORAGE,
+        L.STORAGE,
+        "disk-quota",
+    ),
+    # Round 40: TensorFlow's record_reader.cc on a file cut short or damaged.
+    (
+        "tensorflow.python.framework.errors_impl.DataLossError: truncated record at 72435675",
+        C.STORAGE,
+        L.STORAGE,
+        "write-failed",
+    ),
+    ("DataLossError: corrupted record at 4096", C.STORAGE, L.STORAGE, "write-failed"),
+    # Round 40: TensorFlow's GCS file system losing its resumable upload; fsspec's timeout.
+    (
+        "Unavailable: Unexpected response code 410 when resuming upload gs://bucket/run3/model.ckpt-900.index",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
+    ("fsspec.exceptions.FSTimeoutError", C.STORAGE, L.STORAGE, "parallel-fs-error"),
+    # Round 40: GPUDirect Storage's cufile.log.
+    (
+        " 05-12-2026 10:01:02:113 [pid=4242 tid=4250] ERROR  cufio-obj:101 error allocating nvfs handle, size: 131072",
+        C.STORAGE,
+        L.SYSTEM_SOFTWARE,
+        "gds-cufile-error",
+    ),
+    # Round 40: a read-only refusal outside an image's own directories is still the file system's.
+    (
+        "rm: cannot remove '/scratch/run7/ckpt/step100.pt': Read-only file system",
+        C.STORAGE,
+        L.APPLICATION,
+        "read-only-filesystem",
+    ),
 ]
 
 
