@@ -79,8 +79,9 @@ class Veto(StrEnum):
     """What a benign pattern's match vetoes."""
 
     LINE = "line"  # the line itself
-    # and the Python traceback printed right after it: the line is Python's own notice
-    # that it printed an exception and ignored it (a finalizer's, an atexit callback's)
+    # and the Python traceback printed right after it, or the exception line alone where
+    # no Python frame raised it: the line is Python's own notice that it printed an
+    # exception and ignored it (a finalizer's, an atexit callback's)
     TRACEBACK = "traceback"
 
 
