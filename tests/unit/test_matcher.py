@@ -674,6 +674,8 @@ FAILURES = [
         " 05-12-2026 10:01:02:113 [pid=4242 tid=4250] ERROR  cufio:1185 cuFileBufRegister error, object allocation failed",
         "gds-cufile-error",
     ),
+    ("cxil_map: write error", "cxi-map-failed"),
+    ("CreateSession still waiting for response from worker: /job:worker/replica:0/task:1", "members-not-joined"),
 ]
 
 # Lines that look close to a failure and are not one.

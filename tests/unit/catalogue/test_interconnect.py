@@ -668,6 +668,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "rdma-connect-setup-failed",
     ),
+    # Round 40: Slingshot's CXI driver refusing a memory mapping (libcxi, libfabric's cxi provider).
+    ("cxil_map: write error", C.INTERCONNECT, L.SYSTEM_SOFTWARE, "cxi-map-failed"),
+    (
+        "libfabric:53673:1693359811::cxi:mr:cxip_do_map():90<warn> nid001234: cxil_map() failed: -22",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "cxi-map-failed",
+    ),
 ]
 
 

@@ -1075,6 +1075,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SCHEDULER,
         "slurmctld-unreachable",
     ),
+    # Round 40: Flux's scheduler refusing the allocation (the "alloc" exception, severity 0).
+    (
+        "0.022s: job.exception type=alloc severity=0 unsatisfiable request",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "flux-job-exec-failed",
+    ),
 ]
 
 
@@ -1090,6 +1097,23 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
         Onset.SUSPECTED,
     ),
     ("OSError: [Errno 98] Address already in use", C.LAUNCH, L.SYSTEM_SOFTWARE, "port-in-use", Onset.SUSPECTED),
+    # Round 40: members that have not joined while the job forms: a suspicion, they may still come.
+    (
+        "INFO:root:Waiting in store based barrier to initialize process group for rank: 0, key: "
+        "store_based_barrier_key:1 (world_size=8, worker_count=7, timeout=0:30:00)",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "members-not-joined",
+        Onset.SUSPECTED,
+    ),
+    (
+        "2018-04-17 20:50:08.778624: I tensorflow/core/distributed_runtime/master.cc:221] CreateSession still "
+        "waiting for response from worker: /job:ps/replica:0/task:0",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "members-not-joined",
+        Onset.SUSPECTED,
+    ),
 ]
 
 

@@ -564,6 +564,25 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SCHEDULER,
         "cloud-quota-exceeded",
     ),
+    # Round 40: Volcano's job controller and the MPI operator on an evicted member.
+    (
+        "I0128 08:13:50.578876       1 job_controller.go:305] Try to handle request <Queue: , Job: default/ddp-job, "
+        "Task:worker, Pod:ddp-job-worker-1, Event:PodEvicted, ExitCode:0, Action:, JobVersion: 0>",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "slurm-preempted",
+    ),
+    ("    reason: MPIJobEvicted", C.SCHEDULER_LIMIT, L.SCHEDULER, "slurm-preempted"),
+    # Round 40: Cromwell on Google's Pipelines API, the worker gone.
+    (
+        "The job was stopped before the command finished. PAPI error code 14. Execution failed: worker was terminated.",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "node-reclaimed",
+    ),
+    # Round 40: Compute Engine's quota error as its code and message.
+    ("Code: QUOTA_EXCEEDED", C.SCHEDULER_LIMIT, L.SCHEDULER, "cloud-quota-exceeded"),
+    ("Message: Quota 'GPUS_ALL_REGIONS' exceeded.", C.SCHEDULER_LIMIT, L.SCHEDULER, "cloud-quota-exceeded"),
 ]
 
 
