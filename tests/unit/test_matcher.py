@@ -676,6 +676,8 @@ FAILURES = [
     ),
     ("cxil_map: write error", "cxi-map-failed"),
     ("CreateSession still waiting for response from worker: /job:worker/replica:0/task:1", "members-not-joined"),
+    ("Additional GRPC error information from remote target /job:ps/replica:0/task:0:", "tf-remote-call-failed"),
+    ("[ 9856.985876] libceph: osd2 (1)10.0.0.249:6801 socket error on write", "ceph-client-connection-fault"),
 ]
 
 # Lines that look close to a failure and are not one.

@@ -590,6 +590,15 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "ib-verbs-call-failed",
     ),
+    # Round 40: TensorFlow's remote call failing with a gRPC status (grpc_util.h FromGrpcStatus).
+    (
+        "Additional GRPC error information from remote target /job:ps/replica:0/task:0/device:CPU:0 while calling "
+        "/tensorflow.eager.EagerService/Enqueue:",
+        C.COMM_ERROR,
+        L.AMBIGUOUS,
+        "tf-remote-call-failed",
+    ),
+    ("Additional GRPC error information:", C.COMM_ERROR, L.AMBIGUOUS, "tf-remote-call-failed"),
 ]
 
 

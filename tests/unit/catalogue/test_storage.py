@@ -548,6 +548,9 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "read-only-filesystem",
     ),
+    # Round 40: the Ceph kernel client's connection faults (messenger.c con_fault).
+    ("libceph: mon2 (1)172.31.52.146:6789 connect error", C.STORAGE, L.STORAGE, "ceph-client-connection-fault"),
+    ("libceph: connect (1)172.31.52.146:6789 error -101", C.STORAGE, L.STORAGE, "ceph-client-connection-fault"),
 ]
 
 
@@ -675,3 +678,11 @@ def test_ebusy_on_a_device_node_is_not_storage(catalogue, matcher):
     # The path-less strerror (a device the program opens) is not the file system's.
     got = classify_text(catalogue, matcher, "RuntimeError: Device or resource busy")
     assert got.failure_class is not C.STORAGE
+
+
+def test_a_ceph_client_connection_fault_is_a_suspicion_a_deadline_still_outranks(catalogue, matcher):
+    # Round 40: an OSD closing an idle session prints the same line on a healthy mount.
+    hit = matcher.failure("[Thu May 14 12:38:23 2020] libceph: osd7 9.125.70.42:6813 socket closed (con state OPEN)")
+    assert (hit.pattern, hit.onset) == ("ceph-client-connection-fault", Onset.SUSPECTED)
+    text = "libceph: osd7 9.125.70.42:6813 socket closed (con state OPEN)\nOSError: [Errno 5] Input/output error"
+    assert classify_text(catalogue, matcher, text).pattern == "io-error"
