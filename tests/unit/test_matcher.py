@@ -678,6 +678,15 @@ FAILURES = [
     ("CreateSession still waiting for response from worker: /job:worker/replica:0/task:1", "members-not-joined"),
     ("Additional GRPC error information from remote target /job:ps/replica:0/task:0:", "tf-remote-call-failed"),
     ("[ 9856.985876] libceph: osd2 (1)10.0.0.249:6801 socket error on write", "ceph-client-connection-fault"),
+    ("tsc: Marking TSC unstable due to clocksource watchdog", "clocksource-unstable"),
+    (
+        "[poptorch::python] [critical] IPUDevice: still waiting for host sync after: 300 seconds.",
+        "ipu-host-sync-timeout",
+    ),
+    (
+        "WARNING:torch.distributed.elastic.agent.server.api:Received 15 death signal, shutting down workers",
+        "launcher-told-to-stop",
+    ),
 ]
 
 # Lines that look close to a failure and are not one.
@@ -820,6 +829,7 @@ VETOED = [
         "ucx-ib-device-probe",
     ),
     ("rm: cannot remove '/usr/local/cuda/compat/lib': Read-only file system", "image-read-only-at-start"),
+    ("Failed to get IB devices list: Function not implemented", "no-rdma-stack-probe"),
 ]
 
 

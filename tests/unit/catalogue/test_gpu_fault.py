@@ -254,6 +254,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "nvgpu-mmu-fault",
     ),
+    # Round 41: a PowerVR-derived driver resetting a context its firmware found locked up.
+    (
+        "[24078.925037] MTGPU:(Error): 56377:  PID 1747 experienced error Guilty Lockup (0x1) caller[CheckFWCCB CTX "
+        "Reset Noticication] [188]",
+        C.GPU_FAULT,
+        L.AMBIGUOUS,
+        "accelerator-kernel-fault",
+    ),
 ]
 
 

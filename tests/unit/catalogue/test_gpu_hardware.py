@@ -754,6 +754,16 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "gpu-init-failed",
     ),
     ("Could not resolve Linux kernel version", C.GPU_HARDWARE, L.SYSTEM_SOFTWARE, "nvidia-driver-unreachable"),
+    # Round 41: the GPU Operator's driver container crash-looping on the node.
+    (
+        'E1103 13:31:36.822843    1601 pod_workers.go:191] Error syncing pod ac11 ("nvidia-driver-daemonset-6d97v_gpu-'
+        'operator-resources(ac11)"), skipping: failed to "StartContainer" for "nvidia-driver-ctr" with CrashLoopBackOff: '
+        '"back-off 5m0s restarting failed container=nvidia-driver-ctr pod=nvidia-driver-daemonset-6d97v_gpu-operator-'
+        'resources(ac11)"',
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "nvidia-driver-unreachable",
+    ),
 ]
 
 

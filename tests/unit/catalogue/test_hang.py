@@ -95,6 +95,15 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     ("    barrier (torch/distributed/distributed_c10d.py:4102)", C.HANG, L.AMBIGUOUS, "stack-dump-in-collective"),
     ("    all_reduce (deepspeed/comm/torch.py:155)", C.HANG, L.AMBIGUOUS, "stack-dump-in-collective"),
     ("Timeout (0:45:00)!", C.HANG, L.AMBIGUOUS, "stack-dump-in-collective"),
+    # Round 41: Graphcore's runtime giving up on the IPUs' host sync.
+    (
+        "[06:58:00.549] [poptorch::python] [critical] RuntimeError: ERROR in poptorch/python/poptorch.cpp:722: "
+        "'std::exception' exception: IPUDevice: still waiting for host sync after: 300 seconds. Use the engine "
+        "option target.hostSyncTimeout to increase the timeout.",
+        C.HANG,
+        L.AMBIGUOUS,
+        "ipu-host-sync-timeout",
+    ),
 ]
 
 

@@ -676,6 +676,21 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "cxi-map-failed",
     ),
+    # Round 41: GPUDirect RDMA's pinning refused; the peer-memory module that will not load.
+    (
+        "gdrdrv:nvidia_p2p_get_pages(va=704fe0000 len=327680 p2p_token=0 va_space=0) failed [ret = -22]",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "rdma-connect-setup-failed",
+    ),
+    (
+        "modprobe: ERROR: could not insert 'nvidia_peermem': Invalid argument",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "rdma-connect-setup-failed",
+    ),
+    # Round 41: a host that has no RDMA stack at all is no HCA fault; an empty device list still is.
+    ("No IB devices found", C.INTERCONNECT, L.HARDWARE, "hca-hardware-fault"),
 ]
 
 

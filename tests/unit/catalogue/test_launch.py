@@ -1082,6 +1082,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "flux-job-exec-failed",
     ),
+    # Round 41: Compute Engine's bulk insert short of its minimum count, as Slurm-GCP's resume logs it.
+    (
+        "resume.py ERROR: group operation failed: Requested minimum count of 6 VMs could not be created.",
+        C.LAUNCH,
+        L.SCHEDULER,
+        "cloud-capacity-unavailable",
+    ),
 ]
 
 

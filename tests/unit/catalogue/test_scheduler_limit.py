@@ -583,6 +583,20 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     # Round 40: Compute Engine's quota error as its code and message.
     ("Code: QUOTA_EXCEEDED", C.SCHEDULER_LIMIT, L.SCHEDULER, "cloud-quota-exceeded"),
     ("Message: Quota 'GPUS_ALL_REGIONS' exceeded.", C.SCHEDULER_LIMIT, L.SCHEDULER, "cloud-quota-exceeded"),
+    # Round 41: torchrun's agent told to stop from outside (the signal's number, later its name).
+    (
+        "WARNING:torch.distributed.elastic.agent.server.api:Received 1 death signal, shutting down workers",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "launcher-told-to-stop",
+    ),
+    (
+        "W0823 16:54:02.337000 139733055988160 torch/distributed/elastic/agent/server/api.py:688] Received "
+        "Signals.SIGTERM death signal, shutting down workers",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "launcher-told-to-stop",
+    ),
 ]
 
 

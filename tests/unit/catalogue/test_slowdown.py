@@ -111,6 +111,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.HARDWARE,
         "gpu-below-threshold",
     ),
+    # Round 41: the clocksource watchdog giving up on the TSC.
+    (
+        "[    4.019019] clocksource: timekeeping watchdog on CPU3: Marking clocksource 'tsc' as unstable because the "
+        "skew is too large:",
+        C.SLOWDOWN,
+        L.SYSTEM_SOFTWARE,
+        "clocksource-unstable",
+    ),
 ]
 
 

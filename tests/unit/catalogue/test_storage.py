@@ -551,6 +551,34 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     # Round 40: the Ceph kernel client's connection faults (messenger.c con_fault).
     ("libceph: mon2 (1)172.31.52.146:6789 connect error", C.STORAGE, L.STORAGE, "ceph-client-connection-fault"),
     ("libceph: connect (1)172.31.52.146:6789 error -101", C.STORAGE, L.STORAGE, "ceph-client-connection-fault"),
+    # Round 41: ext4's hashed directory index full; libata's media error; smartd; LNet not starting.
+    (
+        "EXT4-fs warning (device nvme0n1p1): ext4_dx_add_entry:2544: Directory (ino: 271020531) index full, reach max "
+        "htree level :2",
+        C.STORAGE,
+        L.STORAGE,
+        "disk-full",
+    ),
+    (
+        "[  222.913458]          res 41/40:00:e0:79:2d/00:00:14:00:00/40 Emask 0x409 (media error) <F>",
+        C.STORAGE,
+        L.STORAGE,
+        "kernel-block-io-error",
+    ),
+    ("[  222.925290] ata3.00: error: { UNC }", C.STORAGE, L.STORAGE, "kernel-block-io-error"),
+    (
+        "Device: /dev/sdc [SAT], FAILED SMART self-check. BACK UP DATA NOW!",
+        C.STORAGE,
+        L.STORAGE,
+        "kernel-block-io-error",
+    ),
+    (
+        "Device: /dev/sg1 [cciss_disk_02] [SCSI], SMART Failure: HARDWARE IMPENDING FAILURE GENERAL HARD DRIVE FAILURE",
+        C.STORAGE,
+        L.STORAGE,
+        "kernel-block-io-error",
+    ),
+    ("kernel: LNetError: 105-4: Error -100 starting up LNI tcp", C.STORAGE, L.STORAGE, "shared-fs-mount-failed"),
 ]
 
 
