@@ -98,7 +98,7 @@ DECIDED_WITH_NODES: list[tuple[str, FailureClass, CauseLayer, str, bool, list[st
         "F1202 10:00:00.123456  4242 gpu_executable.cc:123] Check failed: status.ok() INTERNAL: Failed to launch\n"
         "*** Check failure stack trace: ***",
         C.PROCESS_CRASH,
-        L.AMBIGUOUS,
+        L.APPLICATION,
         "native-abort",
         False,
         [],
@@ -114,7 +114,7 @@ test_source_lines_are_decided_with_their_nodes = cases.excerpts_decided(DECIDED_
 
 LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     # PyTorch c10d and elastic.
-    ("  traceback : Signal 6 (SIGABRT) received by PID 5151", C.PROCESS_CRASH, L.AMBIGUOUS, "native-abort"),
+    ("  traceback : Signal 6 (SIGABRT) received by PID 5151", C.PROCESS_CRASH, L.APPLICATION, "native-abort"),
     ("  exitcode  : -8 (pid: 5151)", C.PROCESS_CRASH, L.AMBIGUOUS, "fatal-signal"),
     # Slurm.
     ("srun: error: host7: task 3: Aborted (core dumped)", C.PROCESS_CRASH, L.AMBIGUOUS, "srun-task-signalled"),
@@ -149,12 +149,12 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "segfault",
     ),
-    ("Aborted (core dumped)", C.PROCESS_CRASH, L.AMBIGUOUS, "native-abort"),
-    ("terminate called without an active exception", C.PROCESS_CRASH, L.AMBIGUOUS, "native-abort"),
+    ("Aborted (core dumped)", C.PROCESS_CRASH, L.APPLICATION, "native-abort"),
+    ("terminate called without an active exception", C.PROCESS_CRASH, L.APPLICATION, "native-abort"),
     (
         "mpirun noticed that process rank 3 with PID 5151 on node host7 exited on signal 6 (Aborted).",
         C.PROCESS_CRASH,
-        L.AMBIGUOUS,
+        L.APPLICATION,
         "native-abort",
     ),
     # Round 24, gperftools' tcmalloc aborting on a pointer it never handed out (src/tcmalloc.cc, kCrash).
