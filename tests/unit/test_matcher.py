@@ -783,7 +783,7 @@ VETOED = [
         "gradscaler-skipped-step",
     ),
     # Round 16: NCCL's IB device probe, which skips a device it cannot open.
-    ("gpu-7:80744:80744 [1] misc/ibvwrap.cc:212 NCCL WARN Call to ibv_open_device failed", "nccl-ib-device-probe"),
+    ("gpu-7:80744:80744 [1] misc/ibvwrap.cc:212 NCCL WARN Call to ibv_open_device failed", "rdma-device-probe"),
     (
         "OSError: [Errno 16] Device or resource busy: '/nfs/home/u/.nfs000000000123abcd00000004'",
         "nfs-silly-rename-busy",
@@ -816,7 +816,7 @@ VETOED = [
     ),
     (
         "ldconfig: Can't create temporary cache file /etc/ld.so.cache~: Read-only file system",
-        "ldconfig-cache-read-only",
+        "image-read-only-at-start",
     ),
     (
         "[ 41.6] pcieport 0000:00:1c.1: PCIe Bus Error: severity=Corrected, type=Data Link Layer, (Transmitter ID)",
@@ -826,10 +826,10 @@ VETOED = [
     (
         "[1594407135.546337] [gpu7:117  :0]          ib_md.c:1933 UCX  ERROR ibv_open_device(mlx5_9) failed: No such "
         "file or directory",
-        "ucx-ib-device-probe",
+        "rdma-device-probe",
     ),
     ("rm: cannot remove '/usr/local/cuda/compat/lib': Read-only file system", "image-read-only-at-start"),
-    ("Failed to get IB devices list: Function not implemented", "no-rdma-stack-probe"),
+    ("Failed to get IB devices list: Function not implemented", "rdma-device-probe"),
 ]
 
 

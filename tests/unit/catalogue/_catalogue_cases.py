@@ -44,6 +44,22 @@ def assert_decided(
         assert got.nodes == nodes
 
 
+def assert_reason_outranks_the_requeue(
+    catalogue: Catalogue, matcher: Matcher, reason: str, cls: FailureClass, pattern: str
+) -> None:
+    """slurmctld's log of a cloud node its resume program never brought up: the node's reason,
+    then the requeue "due to failure of node" that node_failure reads on its own line. The
+    excerpt reads as the reason, and blames no node."""
+    text = (
+        f"[2024-11-06T11:23:46.199] update_node: node cloud-node-1 reason set to: {reason}\n"
+        "[2024-11-06T11:23:46.199] requeue job JobId=2 due to failure of node cloud-node-1\n"
+        "[2024-11-06T11:23:46.199] update_node: node cloud-node-1 state set to DOWN"
+    )
+    assert matcher.failure(text.splitlines()[1]).failure_class is FailureClass.NODE_FAILURE
+    got = classify_text(catalogue, matcher, text)
+    assert (got.failure_class, got.pattern, got.node_implicated) == (cls, pattern, False)
+
+
 def assert_benign(catalogue: Catalogue, matcher: Matcher, text: str) -> None:
     """A benign look-alike: the excerpt reads as no failure (the pattern that took it, if not)."""
     got = classify_text(catalogue, matcher, text)

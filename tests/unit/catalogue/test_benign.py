@@ -143,7 +143,7 @@ VETOED: list[tuple[str, str, str | None]] = [
     ),
     (
         "/sbin/ldconfig.real: Can't create temporary cache file /etc/ld.so.cache~: Read-only file system",
-        "ldconfig-cache-read-only",
+        "image-read-only-at-start",
         "read-only-filesystem",
     ),
     # Round 38: a PCIe error the link corrected (aer.c); bus-error reads "PCIe Bus Error" on the detail line.
@@ -168,7 +168,7 @@ VETOED: list[tuple[str, str, str | None]] = [
     (
         "[1594407135.546390] [gpu7:117  :0]          ib_md.c:1933 UCX  ERROR ibv_open_device(mlx5_8) failed: No such "
         "file or directory",
-        "ucx-ib-device-probe",
+        "rdma-device-probe",
         "ib-verbs-call-failed",
     ),
     # Round 40: an entrypoint script adjusting a read-only image's own directories (coreutils rm, ln, mkdir).
@@ -188,7 +188,7 @@ VETOED: list[tuple[str, str, str | None]] = [
         "read-only-filesystem",
     ),
     # Round 41: a host without the verbs stack (ibv_get_device_list's ENOSYS).
-    ("Failed to get IB devices list: Function not implemented", "no-rdma-stack-probe", "hca-hardware-fault"),
+    ("Failed to get IB devices list: Function not implemented", "rdma-device-probe", "hca-hardware-fault"),
 ]
 
 

@@ -1302,17 +1302,6 @@ def test_the_gloo_connect_timeout_is_launch_not_the_python_exception(catalogue, 
 
 
 def test_a_cloud_node_that_never_came_up_is_its_capacity_not_a_node_failure(catalogue, matcher):
-    # Round 39: slurmctld requeues the job "due to failure of node" that AWS ParallelCluster could not launch.
-    text = (
-        "[2023-08-28T16:55:46.905] update_node: node gpu-dy-p4d-1 reason set to: (Code:LimitedInstanceCapacity)Failure "
-        "when resuming nodes\n"
-        "[2023-08-28T16:55:46.905] requeue job JobId=10 due to failure of node gpu-dy-p4d-1\n"
-        "[2023-08-28T16:55:46.905] update_node: node gpu-dy-p4d-1 state set to DOWN"
-    )
-    assert matcher.failure(text.splitlines()[1]).failure_class is C.NODE_FAILURE
-    result = classify_text(catalogue, matcher, text)
-    assert (result.failure_class, result.pattern, result.node_implicated) == (
-        C.LAUNCH,
-        "cloud-capacity-unavailable",
-        False,
-    )
+    # Round 39: the node AWS ParallelCluster could not launch.
+    reason = "(Code:LimitedInstanceCapacity)Failure when resuming nodes"
+    cases.assert_reason_outranks_the_requeue(catalogue, matcher, reason, C.LAUNCH, "cloud-capacity-unavailable")

@@ -686,17 +686,6 @@ def test_allocation_revoked_has_no_verdict():
 
 
 def test_a_cloud_node_its_quota_refused_is_the_quota_not_a_node_failure(catalogue, matcher):
-    # Round 40: slurmctld requeues the job "due to failure of node" that Slurm-GCP could not create.
-    text = (
-        "[2024-11-06T11:23:46.199] update_node: node gpu-nodeset-1 reason set to: GCP Error: Quota CPUS_PER_VM_FAMILY "
-        "exceeded. Limit: 12.0 in region europe-west4.\n"
-        "[2024-11-06T11:23:46.199] requeue job JobId=2 due to failure of node gpu-nodeset-1\n"
-        "[2024-11-06T11:23:46.199] update_node: node gpu-nodeset-1 state set to DOWN"
-    )
-    assert matcher.failure(text.splitlines()[1]).failure_class is C.NODE_FAILURE
-    result = classify_text(catalogue, matcher, text)
-    assert (result.failure_class, result.pattern, result.node_implicated) == (
-        C.SCHEDULER_LIMIT,
-        "cloud-quota-exceeded",
-        False,
-    )
+    # Round 40: the node Slurm-GCP could not create.
+    reason = "GCP Error: Quota CPUS_PER_VM_FAMILY exceeded. Limit: 12.0 in region europe-west4."
+    cases.assert_reason_outranks_the_requeue(catalogue, matcher, reason, C.SCHEDULER_LIMIT, "cloud-quota-exceeded")
