@@ -687,6 +687,23 @@ FAILURES = [
         "WARNING:torch.distributed.elastic.agent.server.api:Received 15 death signal, shutting down workers",
         "launcher-told-to-stop",
     ),
+    # Round 42.
+    (
+        "libfabric:4242:1700000000::efa:mr:efa_mr_regattr():1003<warn> Unable to register MR: Bad address",
+        "rdma-connect-setup-failed",
+    ),
+    ("[ 5120.331] e1000e: eth1 NIC Link is Down", "netdev-tx-timeout"),
+    (" cxiWaitEventWait+0x208/0x330 [mmfslinux]", "storage-hung-task"),
+    ("mmremote: GPFS is not ready to handle commands yet.", "gpfs-daemon-not-ready"),
+    ("BFSMountError: Unable to mount blob fuse file system", "shared-fs-mount-failed"),
+    (
+        "2026-12-07 10:00:00 ERROR    GPU /sys/bus/pci/devices/0000:3b:00.0 broken: [Errno 11] Resource temporarily unavailable",
+        "gpu-init-failed",
+    ),
+    ("Failed to run module scripts-user (scripts in /var/lib/cloud/instance/scripts)", "cloud-init-scripts-failed"),
+    ("qsub: submit error (Invalid Job Dependency MSG=cannot queue job 4410.pbs01)", "pbs-submit-rejected"),
+    ("ERROR: No supported GPU(s) detected to run this container", "container-gpu-unsupported"),
+    ("pt-xla-profiler: CompileTime too frequent: 40 counts during 20 steps", "xla-recompilation-frequent"),
 ]
 
 # Lines that look close to a failure and are not one.

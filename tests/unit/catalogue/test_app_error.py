@@ -556,6 +556,15 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "python-exception",
     ),
+    # Round 42: cudaErrorSymbolNotFound, a kernel the loaded module does not hold.
+    (
+        "2026-12-07 10:00:00.711470: E external/org_tensorflow/tensorflow/stream_executor/cuda/cuda_driver.cc:682] "
+        'failed to get PTX kernel "fusion_3" from module: CUDA_ERROR_NOT_FOUND: named symbol not found',
+        C.APP_ERROR,
+        L.APPLICATION,
+        "cuda-build-mismatch",
+    ),
+    ("RuntimeError: CUDA error: named symbol not found", C.APP_ERROR, L.APPLICATION, "cuda-build-mismatch"),
 ]
 
 

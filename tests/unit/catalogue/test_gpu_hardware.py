@@ -764,6 +764,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "nvidia-driver-unreachable",
     ),
+    # Round 42: gpu-admin-tools finding a GPU it cannot map.
+    (
+        "2026-12-07,10:00:00.984 ERROR    GPU /sys/bus/pci/devices/0000:3b:00.0 broken: [Errno 11] Resource "
+        "temporarily unavailable",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "gpu-init-failed",
+    ),
 ]
 
 

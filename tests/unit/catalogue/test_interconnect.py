@@ -691,6 +691,28 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     ),
     # Round 41: a host that has no RDMA stack at all is no HCA fault; an empty device list still is.
     ("No IB devices found", C.INTERCONNECT, L.HARDWARE, "hca-hardware-fault"),
+    # Round 42: GPU memory the NIC cannot register (libfabric's EFA provider, gdrcopy, ibv_reg_mr).
+    (
+        "libfabric:4242:1700000000::efa:mr:efa_mr_reg_impl():849<warn> Unable to register MR of 8388608 bytes: Bad "
+        "address, ibv pd: 0x7f0000001000, total mr reg size 1048576, mr reg count 2",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "rdma-connect-setup-failed",
+    ),
+    (
+        "libfabric:4242:1700000000::core:core:cuda_gdrcopy_dev_register():320<warn> gdr_pin_buffer failed! error: "
+        "Invalid argument ptr: 0x7e0000000000 len: 8388608",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "rdma-connect-setup-failed",
+    ),
+    (
+        "ibv_reg_dmabuf_mr (retain) failed: Invalid argument",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "rdma-connect-setup-failed",
+    ),
+    ("ibv_reg_mr(gpu) failed: Bad address", C.INTERCONNECT, L.SYSTEM_SOFTWARE, "rdma-connect-setup-failed"),
 ]
 
 
@@ -717,6 +739,14 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
     ),
     (
         "i40e 0000:3b:00.0: Malicious Driver Detection event 0x02 on TX queue 6 PF number 0x01 VF number 0x00",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "netdev-tx-timeout",
+        Onset.SUSPECTED,
+    ),
+    # Round 42: Intel's Ethernet drivers losing the link.
+    (
+        "[Mon Dec  7 04:56:05 2026] igb 0000:02:00.0 eno1: igb: eno1 NIC Link is Down",
         C.INTERCONNECT,
         L.INFRASTRUCTURE_NETWORK,
         "netdev-tx-timeout",
@@ -820,6 +850,9 @@ NO_FAILURE: list[str] = [
     "[ 1.02] AMD-Vi: Interrupt remapping enabled",
     # Round 40: a VF's MDD event disables that VF (a VM's), with no reset of the host's port.
     "i40e 0000:3b:00.0: TX driver issue detected on VF 3",
+    # Round 42: the link coming back; a registration refused for lack of pinned memory is not the GPUDirect path.
+    "[Mon Dec  7 04:56:07 2026] e1000e: eth1 NIC Link is Up 1000 Mbps Full Duplex, Flow Control: Rx/Tx",
+    "libfabric:4242:1700000000::efa:mr:efa_mr_reg_impl():800<info> Registered memory at 0x7f0000000000 of size 8192",
 ]
 
 

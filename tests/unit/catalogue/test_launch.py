@@ -1089,6 +1089,51 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SCHEDULER,
         "cloud-capacity-unavailable",
     ),
+    # Round 42: NCCL_NET naming no loaded network; pyxis's last start-up steps; PALS; cloud-init; Torque's qsub.
+    (
+        "nid000101:4242:4250 [1] net.cc:626 NCCL WARN Error: network AWS Libfabric not found.",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "nccl-no-interface",
+    ),
+    (
+        "slurmstepd: error: pyxis: seccomp filter failed: Invalid argument",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
+    (
+        "slurmstepd: error: pyxis: setgid failed",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
+    (
+        "launch failed on x1000c0s1b0n0: Couldn't forward RPC launch(0f0e0d0c-aaaa-bbbb-cccc-0123456789ab) to child "
+        "x1000c0s2b0n0.hsn.example.org: Resource temporarily unavailable",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-launch-failure",
+    ),
+    (
+        "Dec 07 10:00:00 cloud-init[1201]: util.py[WARNING]: Failed running /var/lib/cloud/instance/scripts/part-001 [1]",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "cloud-init-scripts-failed",
+    ),
+    (
+        "Dec 07 10:00:00 cloud-init[1201]: cc_scripts_user.py[WARNING]: Failed to run module scripts-user (scripts in "
+        "/var/lib/cloud/instance/scripts)",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "cloud-init-scripts-failed",
+    ),
+    (
+        "qsub: submit error (Unauthorized Request  MSG=group ACL is not satisfied: user ann@login1, queue gpu)",
+        C.LAUNCH,
+        L.SCHEDULER,
+        "pbs-submit-rejected",
+    ),
 ]
 
 
@@ -1119,6 +1164,14 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
         C.LAUNCH,
         L.SYSTEM_SOFTWARE,
         "members-not-joined",
+        Onset.SUSPECTED,
+    ),
+    # Round 42: an NGC image that does not know the node's GPU.
+    (
+        "ERROR: No supported GPU(s) detected to run this container",
+        C.LAUNCH,
+        L.APPLICATION,
+        "container-gpu-unsupported",
         Onset.SUSPECTED,
     ),
 ]
@@ -1267,6 +1320,8 @@ NO_FAILURE: list[str] = [
     # Round 38: a cloud's capacity named in a healthy notice; kubeadm finishing a phase.
     "Reserved 8 p5.48xlarge instances; sufficient capacity in us-east-2b",
     '[upload-config] Storing the configuration used in ConfigMap "kubeadm-config" in the "kube-system" Namespace',
+    # Round 42: cloud-init running the same module without a failure.
+    "Dec 07 10:00:00 cloud-init[1201]: util.py[DEBUG]: Running module scripts-user (<module 'cloudinit.config.cc_scripts_user'>)",
 ]
 
 

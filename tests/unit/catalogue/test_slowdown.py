@@ -119,6 +119,19 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "clocksource-unstable",
     ),
+    # Round 42: PyTorch/XLA's metrics analysis of a job that recompiles every step.
+    (
+        "pt-xla-profiler: CompileTime too frequent: 21 counts during 11 steps",
+        C.SLOWDOWN,
+        L.APPLICATION,
+        "xla-recompilation-frequent",
+    ),
+    (
+        "pt-xla-profiler: TransferFromDeviceTime too frequent: 11 counts during 11 steps",
+        C.SLOWDOWN,
+        L.APPLICATION,
+        "xla-recompilation-frequent",
+    ),
 ]
 
 

@@ -579,6 +579,39 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "kernel-block-io-error",
     ),
     ("kernel: LNetError: 105-4: Error -100 starting up LNI tcp", C.STORAGE, L.STORAGE, "shared-fs-mount-failed"),
+    # Round 42: a hung task waiting in GPFS's kernel modules; the node's mmfsd not up; blobfuse under Azure ML;
+    # TensorFlow's GCS upload.
+    (
+        "[Sat Mar  4 04:10:52 2023]  _ZN6ThCond5kWaitEiPKc+0x1d3/0x410 [mmfs26]",
+        C.STORAGE,
+        L.STORAGE,
+        "storage-hung-task",
+    ),
+    (
+        "6027-725 The mmfsd daemon is not ready to handle commands yet.",
+        C.STORAGE,
+        L.SYSTEM_SOFTWARE,
+        "gpfs-daemon-not-ready",
+    ),
+    (
+        "BFSMountError: Unable to mount blob fuse file system",
+        C.STORAGE,
+        L.STORAGE,
+        "shared-fs-mount-failed",
+    ),
+    (
+        "Unavailable: Error executing an HTTP request: HTTP response code 503 when initiating an upload to "
+        "gs://bucket/run4/model.ckpt-1200_temp/part-00000",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
+    (
+        "Aborted: HTTP response code 429 when uploading gs://bucket/run4/model.ckpt-1200_temp/part-00000",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
 ]
 
 
@@ -631,6 +664,8 @@ NO_FAILURE: list[str] = [
     "[ 5645.17] ceph: mds0 reconnect start",
     "[ 5645.20] ceph: mds0 reconnect success",
     "BTRFS info (device nvme1n1): disk space caching is enabled",
+    # Round 42: the cluster waiting for quorum is not this node's daemon.
+    "6027-725 The mmfsd daemon is not ready to handle commands yet. Waiting for quorum.",
 ]
 
 
