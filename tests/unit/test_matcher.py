@@ -704,6 +704,9 @@ FAILURES = [
     ("qsub: submit error (Invalid Job Dependency MSG=cannot queue job 4410.pbs01)", "pbs-submit-rejected"),
     ("ERROR: No supported GPU(s) detected to run this container", "container-gpu-unsupported"),
     ("pt-xla-profiler: CompileTime too frequent: 40 counts during 20 steps", "xla-recompilation-frequent"),
+    # Round 43.
+    ("Job cannot be executed", "pbs-job-cannot-execute"),
+    ("srun: error: pyxis: could not add mount entry: data:/workspace/data", "container-args-invalid"),
 ]
 
 # Lines that look close to a failure and are not one.

@@ -565,6 +565,8 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "cuda-build-mismatch",
     ),
     ("RuntimeError: CUDA error: named symbol not found", C.APP_ERROR, L.APPLICATION, "cuda-build-mismatch"),
+    # Round 43: gpu-burn unable to load its compare kernel.
+    ('Couldn\'t init a GPU test: Error in "load module":', C.APP_ERROR, L.APPLICATION, "cuda-build-mismatch"),
 ]
 
 

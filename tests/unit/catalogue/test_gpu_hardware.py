@@ -772,6 +772,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.HARDWARE,
         "gpu-init-failed",
     ),
+    # Round 43: a GPU the kernel cannot wake.
+    (
+        "[ 9120.331] vfio-pci 0000:41:00.0: Unable to change power state from D3cold to D0, device inaccessible",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "gpu-lost",
+    ),
 ]
 
 
@@ -860,6 +867,8 @@ NO_FAILURE: list[str] = [
     "| Diagnostic                | Skip - All                                     |",
     # Round 31: powerplay's debug line for a message the SMU does not support (smu7_smumgr.c): answered, not lost.
     "amdgpu: [powerplay] last message was not supported",
+    # Round 43: another device's power state is not a GPU's.
+    "[ 9120.331] xhci_hcd 0000:00:14.0: Unable to change power state from D3cold to D0, device inaccessible",
 ]
 
 

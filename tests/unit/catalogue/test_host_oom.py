@@ -506,6 +506,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "slurm-memory-limit",
     ),
+    # Round 43: the shell's "Killed" after a Keras bar with its fields.
+    (
+        "120/4000 [>.............................] - ETA: 301s - loss: 0.9876Killed",
+        C.HOST_OOM,
+        L.APPLICATION,
+        "killed",
+    ),
 ]
 
 

@@ -713,6 +713,8 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "rdma-connect-setup-failed",
     ),
     ("ibv_reg_mr(gpu) failed: Bad address", C.INTERCONNECT, L.SYSTEM_SOFTWARE, "rdma-connect-setup-failed"),
+    # Round 43: librdmacm finding no RDMA device for the address.
+    ("rdma_create_ep: No such device", C.INTERCONNECT, L.SYSTEM_SOFTWARE, "rdma-connect-setup-failed"),
 ]
 
 

@@ -1134,6 +1134,33 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SCHEDULER,
         "pbs-submit-rejected",
     ),
+    # Round 43: DeepSpeed's runner with no address for its first host; Open MPI's PMIx client under srun;
+    # Torque's aborted job; pyxis refusing the job's container options.
+    (
+        "[2026-12-07 10:00:00,000] [INFO] [runner.py:417:main] Using IP address of  for node worker-0.train.svc",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "deepspeed-hostfile-invalid",
+    ),
+    (
+        "[n0042.cluster.local:4242] OPAL ERROR: Unreachable in file ext3x_client.c at line 112",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-launch-failure",
+    ),
+    ("Job cannot be executed", C.LAUNCH, L.SYSTEM_SOFTWARE, "pbs-job-cannot-execute"),
+    (
+        'srun: error: pyxis: mount source must be a relative path, an absolute path, "tmpfs" or "umount"',
+        C.LAUNCH,
+        L.APPLICATION,
+        "container-args-invalid",
+    ),
+    (
+        'pyxis: error: a container with name "train" does not exist, and --container-image is not set',
+        C.LAUNCH,
+        L.APPLICATION,
+        "container-args-invalid",
+    ),
 ]
 
 
@@ -1322,6 +1349,8 @@ NO_FAILURE: list[str] = [
     '[upload-config] Storing the configuration used in ConfigMap "kubeadm-config" in the "kube-system" Namespace',
     # Round 42: cloud-init running the same module without a failure.
     "Dec 07 10:00:00 cloud-init[1201]: util.py[DEBUG]: Running module scripts-user (<module 'cloudinit.config.cc_scripts_user'>)",
+    # Round 43: the runner's address found.
+    "[2026-12-07 10:00:00,000] [INFO] [runner.py:417:main] Using IP address of 10.0.0.5 for node worker-0",
 ]
 
 

@@ -597,6 +597,8 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SCHEDULER,
         "launcher-told-to-stop",
     ),
+    # Round 43: HTCondor's eviction in its XML event log.
+    ('    <a n="MyType"><s>JobEvictedEvent</s></a>', C.SCHEDULER_LIMIT, L.SCHEDULER, "slurm-preempted"),
 ]
 
 

@@ -612,6 +612,29 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "parallel-fs-error",
     ),
+    # Round 43: the MooseFS client's chunk reads and writes; DeepSeek 3FS's storage client giving up.
+    (
+        "mfsmount[4242]: file: 1201, index: 0, chunk: 9876, version: 1, cs: 0A000001:9422 - readblock error (try "
+        "counter: 2)",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
+    (
+        "mfsmount[4242]: file: 1201, index: 0, chunk: 9876, version: 1 - writeworker: connection with "
+        "(0A000002:9422) was reset by peer (unfinished writes: 1; try counter: 1)",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
+    (
+        "[2026-12-07T10:00:00.000000000+00:00 hf3fs_fuse_main:4242 StorageClientImpl.cc:1637 ERROR] #1/1 Failed "
+        "batchWrite operation 0x7f0000001000 with id RequestId(7), routing target: ChainId(1), status: "
+        "StorageClient::Timeout(7003)",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
 ]
 
 
