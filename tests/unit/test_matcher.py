@@ -707,6 +707,12 @@ FAILURES = [
     # Round 43.
     ("Job cannot be executed", "pbs-job-cannot-execute"),
     ("srun: error: pyxis: could not add mount entry: data:/workspace/data", "container-args-invalid"),
+    # Round 44.
+    ("slurmctld[4242]: error: Munge decode failed: Invalid credential", "slurm-auth-failed"),
+    (
+        "F1207 10:00:00.000000  4242 math_functions.cpp:91] Check failed: error == cudaSuccess (30 vs. 0)  unknown error",
+        "caffe-cuda-check-failed",
+    ),
 ]
 
 # Lines that look close to a failure and are not one.
@@ -850,6 +856,7 @@ VETOED = [
     ),
     ("rm: cannot remove '/usr/local/cuda/compat/lib': Read-only file system", "image-read-only-at-start"),
     ("Failed to get IB devices list: Function not implemented", "rdma-device-probe"),
+    ("[node-25:380048] PMIX ERROR: ERROR in file gds_ds12_lock_pthread.c at line 168", "pmix-gds-lock-error"),
 ]
 
 

@@ -567,6 +567,22 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     ("RuntimeError: CUDA error: named symbol not found", C.APP_ERROR, L.APPLICATION, "cuda-build-mismatch"),
     # Round 43: gpu-burn unable to load its compare kernel.
     ('Couldn\'t init a GPU test: Error in "load module":', C.APP_ERROR, L.APPLICATION, "cuda-build-mismatch"),
+    # Round 44: cuDNN older than TensorFlow's build; Intel's CPU check; glibc's kernel floor.
+    (
+        "2026-12-07 10:00:00.016734: E tensorflow/stream_executor/cuda/cuda_dnn.cc:352] Loaded runtime CuDNN library: "
+        "8.0.5 but source was compiled with: 8.1.0.  CuDNN library needs to have matching major version",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "cuda-setup-error",
+    ),
+    (
+        "Please verify that both the operating system and the processor support Intel(R) MOVBE, F16C, FMA, BMI, LZCNT "
+        "and AVX2 instructions.",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "cuda-setup-error",
+    ),
+    ("  FATAL: kernel too old", C.APP_ERROR, L.APPLICATION, "cuda-setup-error"),
 ]
 
 

@@ -189,6 +189,12 @@ VETOED: list[tuple[str, str, str | None]] = [
     ),
     # Round 41: a host without the verbs stack (ibv_get_device_list's ENOSYS).
     ("Failed to get IB devices list: Function not implemented", "rdma-device-probe", "hca-hardware-fault"),
+    # Round 44: PMIx's shared-memory store lock; the ranks form and run.
+    (
+        "[compute-7:380048] PMIX ERROR: ERROR in file gds_ds12_lock_pthread.c at line 168",
+        "pmix-gds-lock-error",
+        "mpi-launch-failure",
+    ),
 ]
 
 

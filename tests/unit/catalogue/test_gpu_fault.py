@@ -262,6 +262,32 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "accelerator-kernel-fault",
     ),
+    # Round 44: the older amdgpu GMCs' VM faults; Caffe's CUDA and cuDNN checks.
+    (
+        "[  712.873530] amdgpu 0001:01:00.0: GPU fault detected: 146 0x0218082c",
+        C.GPU_FAULT,
+        L.AMBIGUOUS,
+        "amdgpu-kernel-fault",
+    ),
+    (
+        "[  712.927554] amdgpu 0001:01:00.0: VM fault (0x2c, vmid 2) at page 1052739, read from 'TC2' (0x54433200) (8)",
+        C.GPU_FAULT,
+        L.AMBIGUOUS,
+        "amdgpu-kernel-fault",
+    ),
+    (
+        "F1207 10:00:00.000000  4242 syncedmem.hpp:30] Check failed: error == cudaSuccess (11 vs. 0)  invalid argument",
+        C.GPU_FAULT,
+        L.AMBIGUOUS,
+        "caffe-cuda-check-failed",
+    ),
+    (
+        "F1207 10:00:00.000000  4242 cudnn_conv_layer.cpp:52] Check failed: status == CUDNN_STATUS_SUCCESS (4 vs. 0)  "
+        "CUDNN_STATUS_INTERNAL_ERROR",
+        C.GPU_FAULT,
+        L.AMBIGUOUS,
+        "caffe-cuda-check-failed",
+    ),
 ]
 
 
@@ -284,6 +310,8 @@ BENIGN: list[str] = [
     # The SQ interrupt's information lines, and a healthy ibstat port / lspci link.
     "amdgpu: sq_intr: auto, se 0, ttrace 0, wlt 1, ttrac_buf_full 0, reg_tms 0, cmd_tms 0, host_cmd_ovf 0",
     "amdgpu: sq_intr: inst, se 1, data 0x0, sh 0, priv 0, wave_id 2, simd_id 0, cu_id 3, intr_data 0x0",
+    # Round 44: a CUDA check in a destructor as the runtime unloads.
+    "ERROR: Check failed: error == cudaSuccess (29 vs. 0) driver shutting down",
 ]
 
 

@@ -513,6 +513,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "killed",
     ),
+    # Round 44: a row of the OOM killer's task table.
+    (
+        "[Thu Mar 20 21:01:25 2025] [  86682]     0 86682   893460     3496   516096     6431          -999 containerd",
+        C.HOST_OOM,
+        L.APPLICATION,
+        "oom-kill",
+    ),
 ]
 
 

@@ -1161,6 +1161,48 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "container-args-invalid",
     ),
+    # Round 44: JAX's TPU backend failing to start; Hydra without its launcher; Slurm's PMI-2 fed garbage; Apptainer
+    # without user namespaces; the NVIDIA hook's mounts; Slurm's authentication.
+    (
+        "RuntimeError: Backend 'tpu_driver' failed to initialize: DEADLINE_EXCEEDED: Failed to connect to remote server "
+        "at address: grpc://10.0.0.2:8470.",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "jax-tpu-backend-init",
+    ),
+    (
+        "[mpiexec@nid00042] HYDU_create_process (utils/launch/launch.c:75): execvp error on file srun (No such file or "
+        "directory)",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-launch-failure",
+    ),
+    (
+        "slurmstepd: error: mpi/pmi2: invalid PMI1 init command: `error'",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-launch-failure",
+    ),
+    (
+        "ERROR  : Failed to create user namespace: user namespace disabled",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
+    (
+        "nvidia-container-cli: mount error: file creation failed: /var/lib/docker/overlay2/0a1b/merged/usr/lib/"
+        "x86_64-linux-gnu/libnvidia-ml.so.1: file exists: unknown.",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
+    (
+        'squeue: error: Munge encode failed: Failed to access "/var/run/munge/munge.socket.2": Permission denied',
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "slurm-auth-failed",
+    ),
+    ("slurm_load_jobs error: Protocol authentication error", C.LAUNCH, L.SYSTEM_SOFTWARE, "slurm-auth-failed"),
 ]
 
 

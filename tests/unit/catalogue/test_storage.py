@@ -635,6 +635,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "parallel-fs-error",
     ),
+    # Round 44: Mountpoint for Amazon S3 failing a write.
+    (
+        "WARN write{req=50 ino=2 fh=1 offset=36 length=4}: mountpoint_s3::fuse: write failed: upload error: out of "
+        "order write; expected offset 4096 but got 36",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
 ]
 
 
@@ -689,6 +697,8 @@ NO_FAILURE: list[str] = [
     "BTRFS info (device nvme1n1): disk space caching is enabled",
     # Round 42: the cluster waiting for quorum is not this node's daemon.
     "6027-725 The mmfsd daemon is not ready to handle commands yet. Waiting for quorum.",
+    # Round 44: Mountpoint's lookup of a name that does not exist.
+    'WARN lookup{req=8 ino=1 name="missing"}: mountpoint_s3::fuse: lookup failed: inode error: file does not exist',
 ]
 
 
