@@ -1203,6 +1203,32 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "slurm-auth-failed",
     ),
     ("slurm_load_jobs error: Protocol authentication error", C.LAUNCH, L.SYSTEM_SOFTWARE, "slurm-auth-failed"),
+    # Kubernetes' reasons a container did not start (the kubelet's sync results): the node's, or the spec's.
+    (
+        "  Warning  Failed     12s (x3 over 40s)  kubelet  Error: RunContainerError",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
+    (
+        "trainer-worker-0   0/1     CreateContainerError   0          2m",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
+    (
+        "trainer-worker-1   0/1     CreateContainerConfigError   0          2m",
+        C.LAUNCH,
+        L.APPLICATION,
+        "container-args-invalid",
+    ),
+    (
+        '  Warning  InspectFailed  5s  kubelet  Failed to apply default image tag "Trainer:Latest": couldn\'t parse '
+        "image reference: invalid reference format  Error: InvalidImageName",
+        C.LAUNCH,
+        L.APPLICATION,
+        "container-args-invalid",
+    ),
 ]
 
 
