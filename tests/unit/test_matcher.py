@@ -713,6 +713,10 @@ FAILURES = [
         "F1207 10:00:00.000000  4242 math_functions.cpp:91] Check failed: error == cudaSuccess (30 vs. 0)  unknown error",
         "caffe-cuda-check-failed",
     ),
+    # Round 45.
+    ("kernel: neighbour: arp_cache: neighbor table overflow!", "host-network-table-full"),
+    ("Could not create cudnn handle: CUDNN_STATUS_NOT_INITIALIZED", "cudnn-not-initialized"),
+    ("srun: fatal: Invalid user id: 5012", "slurm-client-fatal"),
 ]
 
 # Lines that look close to a failure and are not one.

@@ -583,6 +583,36 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "cuda-setup-error",
     ),
     ("  FATAL: kernel too old", C.APP_ERROR, L.APPLICATION, "cuda-setup-error"),
+    # Round 45: cuDNN failing to start, as TensorFlow and a glog check report it; Warp's CUDA error 900.
+    (
+        "  (0) Unknown: Failed to get convolution algorithm. This is probably because cuDNN failed to initialize, so "
+        "try looking to see if a warning log message was printed above.",
+        C.APP_ERROR,
+        L.SYSTEM_SOFTWARE,
+        "cudnn-not-initialized",
+    ),
+    (
+        "F1207 10:00:00.834202  2944 conv_op.cc:86] Check failed: CUDNN_STATUS_SUCCESS == status (0 vs. 1) Cudnn "
+        "Error: CUDNN_STATUS_NOT_INITIALIZED",
+        C.APP_ERROR,
+        L.SYSTEM_SOFTWARE,
+        "cudnn-not-initialized",
+    ),
+    (
+        "Warp CUDA error 900: operation not permitted when stream is capturing (in function wp_cuda_unload_module, "
+        "warp/native/warp.cu:3947)",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "cuda-build-mismatch",
+    ),
+    # Round 45: PaddlePaddle's launcher finding a trainer gone.
+    (
+        "ERROR 2026-12-07 10:00:00,680 launch_utils.py:604] ABORT!!! Out of all 8 trainers, the trainer process with "
+        "rank=[5] was aborted. Please check its log.",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "launcher-child-exited",
+    ),
 ]
 
 

@@ -599,6 +599,22 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "tf-remote-call-failed",
     ),
     ("Additional GRPC error information:", C.COMM_ERROR, L.AMBIGUOUS, "tf-remote-call-failed"),
+    # Round 45: Caffe2's NCCL check; TensorFlow's ring collective giving up.
+    (
+        "[E net_dag.cc:188] Exception from operator chain starting at '' (type 'NCCLAllreduce'): caffe2::EnforceNotMet: "
+        "[enforce fail at cuda_nccl_gpu.cc:24] status == ncclSuccess. 2 vs 0.  Error at: cuda_nccl_gpu.cc24: "
+        "system error",
+        C.COMM_ERROR,
+        L.AMBIGUOUS,
+        "nccl-error-other",
+    ),
+    (
+        "2026-12-07 10:00:00.289749: E tensorflow/core/common_runtime/ring_alg.cc:291] Aborting RingGather with "
+        "Unavailable: OS Error",
+        C.COMM_ERROR,
+        L.AMBIGUOUS,
+        "tf-collective-aborted",
+    ),
 ]
 
 
@@ -711,6 +727,9 @@ NO_FAILURE: list[str] = [
     "based implementation",
     # Round 39: LightGBM retrying a connection while its network forms.
     "[LightGBM] [Warning] Connect to rank 1 failed, wait for 2.600000 seconds",
+    # Round 45: the ring's abort reaching the other collectives.
+    "2026-12-07 10:00:00.291604: E tensorflow/core/common_runtime/ring_alg.cc:291] Aborting RingReduce with "
+    "Cancelled: Cancelled",
 ]
 
 

@@ -288,6 +288,19 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "caffe-cuda-check-failed",
     ),
+    # Round 45: the CUDA check under easylogging++; Warp's own CUDA error report.
+    (
+        "2026-12-07 10:00:00,773 FATAL [default] Check failed: [error == cudaSuccess]  unknown error",
+        C.GPU_FAULT,
+        L.AMBIGUOUS,
+        "caffe-cuda-check-failed",
+    ),
+    (
+        "Warp CUDA error 999: unknown error (in function wp_cuda_context_synchronize, warp/native/warp.cu:2311)",
+        C.GPU_FAULT,
+        L.AMBIGUOUS,
+        "cuda-error-other",
+    ),
 ]
 
 
@@ -312,6 +325,8 @@ BENIGN: list[str] = [
     "amdgpu: sq_intr: inst, se 1, data 0x0, sh 0, priv 0, wave_id 2, simd_id 0, cu_id 3, intr_data 0x0",
     # Round 44: a CUDA check in a destructor as the runtime unloads.
     "ERROR: Check failed: error == cudaSuccess (29 vs. 0) driver shutting down",
+    # Round 45: the easylogging++ check at exit, code 29.
+    "ERROR: Check failed: [error == cudaSuccess]  driver shutting down",
 ]
 
 

@@ -779,6 +779,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.HARDWARE,
         "gpu-lost",
     ),
+    # Round 45: amdgpu's reset as dev_info prints it, after the PCI address.
+    (
+        "[  510.633592] amdgpu 0000:67:00.0: GPU reset begin!",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "amdgpu-ring-timeout-reset",
+    ),
 ]
 
 

@@ -520,6 +520,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "oom-kill",
     ),
+    # Round 45: OpenPAI's exit reason for a container killed at its memory request.
+    (
+        "Exit Reason: User Container killed by docker due to it exceeded the request memory",
+        C.HOST_OOM,
+        L.APPLICATION,
+        "cloud-replica-oom",
+    ),
 ]
 
 

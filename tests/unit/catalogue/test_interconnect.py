@@ -715,6 +715,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     ("ibv_reg_mr(gpu) failed: Bad address", C.INTERCONNECT, L.SYSTEM_SOFTWARE, "rdma-connect-setup-failed"),
     # Round 43: librdmacm finding no RDMA device for the address.
     ("rdma_create_ep: No such device", C.INTERCONNECT, L.SYSTEM_SOFTWARE, "rdma-connect-setup-failed"),
+    # Round 45: libfabric's verbs provider resolving an address on no RDMA device.
+    (
+        "libfabric:4242:1700000000::verbs:ep_ctrl:vrb_create_ep():239<warn> rdma_resolve_addr failed: Cannot assign "
+        "requested address (99)",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "rdma-connect-setup-failed",
+    ),
 ]
 
 
@@ -752,6 +760,21 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
         C.INTERCONNECT,
         L.INFRASTRUCTURE_NETWORK,
         "netdev-tx-timeout",
+        Onset.SUSPECTED,
+    ),
+    # Round 45: the node's neighbour or connection-tracking table full.
+    (
+        "Dec  7 10:00:00 gpu-node-12 kernel: neighbour: arp_cache: neighbor table overflow!",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "host-network-table-full",
+        Onset.SUSPECTED,
+    ),
+    (
+        "[104235.156774] nf_conntrack: nf_conntrack: table full, dropping packet",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "host-network-table-full",
         Onset.SUSPECTED,
     ),
 ]
@@ -855,6 +878,9 @@ NO_FAILURE: list[str] = [
     # Round 42: the link coming back; a registration refused for lack of pinned memory is not the GPUDirect path.
     "[Mon Dec  7 04:56:07 2026] e1000e: eth1 NIC Link is Up 1000 Mbps Full Duplex, Flow Control: Rx/Tx",
     "libfabric:4242:1700000000::efa:mr:efa_mr_reg_impl():800<info> Registered memory at 0x7f0000000000 of size 8192",
+    # Round 45: the module's start-up line and the table's size as sysctl prints it.
+    "nf_conntrack version 0.5.0 (65536 buckets, 262144 max)",
+    "net.ipv4.neigh.default.gc_thresh3 = 16384",
 ]
 
 

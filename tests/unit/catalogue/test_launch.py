@@ -1229,6 +1229,27 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "container-args-invalid",
     ),
+    # Round 45: srun, sbatch or salloc stopping before the launch; runc unable to exec the entrypoint.
+    (
+        "srun: fatal: cpus-per-task set by two different environment variables SLURM_CPUS_PER_TASK=16 != "
+        "SLURM_TRES_PER_TASK=cpu=8",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "slurm-client-fatal",
+    ),
+    ("sbatch: fatal: Invalid user id: 5012", C.LAUNCH, L.SYSTEM_SOFTWARE, "slurm-client-fatal"),
+    (
+        "standard_init_linux.go:228: exec user process caused: no such file or directory",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "exec-format-error",
+    ),
+    (
+        'standard_init_linux.go:178: exec user process caused "permission denied"',
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "exec-format-error",
+    ),
 ]
 
 

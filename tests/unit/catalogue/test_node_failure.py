@@ -935,6 +935,16 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.HARDWARE,
         "nmi-pci-error",
     ),
+    # Round 45: mcelog's decode of an uncorrected machine check with the processor context corrupt.
+    ("Processor context corrupt", C.NODE_FAILURE, L.HARDWARE, "memory-mce-edac"),
+    # Round 45: ParallelCluster's clustermgtd finding a node's EC2 instance gone.
+    (
+        "2026-12-07 10:00:00,125 - [slurm_resources:is_backing_instance_valid] - WARNING - Node state check: no "
+        "corresponding instance in EC2 for node queue1-dy-p5-3(10.0.4.17), node state: ALLOCATED+CLOUD",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        "slurm-node-failure",
+    ),
 ]
 
 
@@ -1171,6 +1181,8 @@ NO_FAILURE: list[str] = [
     # Round 39: the NMI for an unknown reason, which hypervisors and power-saving modes raise on healthy hosts.
     "kernel:[6115219.45] Uhhuh. NMI received for unknown reason 2d on CPU 42.",
     "kernel:[6115219.45] Dazed and confused, but trying to continue",
+    # Round 45: mcelog's header, printed for corrected errors too.
+    "Hardware event. This is not a software error.",
 ]
 
 

@@ -200,6 +200,15 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "ray-worker-died",
     ),
+    # Round 45: malloc_printerr's free-list checks, as glibc before 2.26 prints them; LSF's external signal.
+    (
+        "*** Error in `python3': malloc(): smallbin double linked list corrupted: 0x00007fce87574000 ***",
+        C.PROCESS_CRASH,
+        L.APPLICATION,
+        "heap-corruption",
+    ),
+    ("free(): double free detected in tcache 2", C.PROCESS_CRASH, L.APPLICATION, "heap-corruption"),
+    ("TERM_EXTERNAL_SIGNAL: job killed by a signal external to LSF.", C.PROCESS_CRASH, L.AMBIGUOUS, "exit-by-signal"),
 ]
 
 

@@ -599,6 +599,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     ),
     # Round 43: HTCondor's eviction in its XML event log.
     ('    <a n="MyType"><s>JobEvictedEvent</s></a>', C.SCHEDULER_LIMIT, L.SCHEDULER, "slurm-preempted"),
+    # Round 45: the rest of slurmctld's reasons a request fits no node.
+    ("sbatch: error: CPU count per node can not be satisfied", C.SCHEDULER_LIMIT, L.APPLICATION, "slurm-step-config"),
+    (
+        "salloc: error: Socket, core and/or thread specification can not be satisfied",
+        C.SCHEDULER_LIMIT,
+        L.APPLICATION,
+        "slurm-step-config",
+    ),
 ]
 
 

@@ -643,6 +643,34 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "parallel-fs-error",
     ),
+    # Round 45: btrfs's data checksum mismatch and device error counters; NVMe over TCP timing out a command;
+    # HDFS in safe mode.
+    (
+        "[ 7.052027] BTRFS warning (device sdb2): csum failed root 5 ino 4242 off 8192 csum 0x1b2c3d4e "
+        "expected csum 0x5f6a7b8c mirror 1",
+        C.STORAGE,
+        L.STORAGE,
+        "kernel-block-io-error",
+    ),
+    (
+        "BTRFS error (device nvme0n1p3): bdev /dev/nvme0n1p3 errs: wr 0, rd 0, flush 0, corrupt 3, gen 0",
+        C.STORAGE,
+        L.STORAGE,
+        "kernel-block-io-error",
+    ),
+    (
+        "kernel: nvme nvme1: queue 2: timeout cid 0x3041 type 4 opcode 0x2 (Read)",
+        C.STORAGE,
+        L.STORAGE,
+        "kernel-block-io-error",
+    ),
+    (
+        "org.apache.hadoop.ipc.RemoteException(org.apache.hadoop.hdfs.server.namenode.SafeModeException): Cannot "
+        "create file/ckpt/step_400/shard-3. Name node is in safe mode.",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
 ]
 
 
@@ -699,6 +727,9 @@ NO_FAILURE: list[str] = [
     "6027-725 The mmfsd daemon is not ready to handle commands yet. Waiting for quorum.",
     # Round 44: Mountpoint's lookup of a name that does not exist.
     'WARN lookup{req=8 ino=1 name="missing"}: mountpoint_s3::fuse: lookup failed: inode error: file does not exist',
+    # Round 45: btrfs correcting a block from its mirror; an NVMe-oF controller reconnecting.
+    "BTRFS info (device sdb2): read error corrected: ino 4242 off 8192 (dev /dev/sdc2 sector 2048)",
+    "nvme nvme1: Successfully reconnected (1 attempt)",
 ]
 
 
