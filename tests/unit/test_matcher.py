@@ -861,6 +861,7 @@ VETOED = [
     ("rm: cannot remove '/usr/local/cuda/compat/lib': Read-only file system", "image-read-only-at-start"),
     ("Failed to get IB devices list: Function not implemented", "rdma-device-probe"),
     ("[node-25:380048] PMIX ERROR: ERROR in file gds_ds12_lock_pthread.c at line 168", "pmix-gds-lock-error"),
+    ("salloc: error: Slurm job queue full, sleeping and retrying.", "slurm-submit-retrying"),
 ]
 
 

@@ -195,6 +195,12 @@ VETOED: list[tuple[str, str, str | None]] = [
         "pmix-gds-lock-error",
         "mpi-launch-failure",
     ),
+    # Round 45: sbatch retrying a submission the controller is too busy to take.
+    (
+        "sbatch: error: Slurm temporarily unable to accept job, sleeping and retrying",
+        "slurm-submit-retrying",
+        "slurm-client-fatal",
+    ),
 ]
 
 

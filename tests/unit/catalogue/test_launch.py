@@ -1250,6 +1250,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "exec-format-error",
     ),
+    # Round 45: a job_submit plugin's reason for refusing the job, as sbatch prints it.
+    (
+        "sbatch: error: Jobs in partition gpu must ask for at least one GPU",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "slurm-client-fatal",
+    ),
 ]
 
 

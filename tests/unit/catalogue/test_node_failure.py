@@ -945,6 +945,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.HARDWARE,
         "slurm-node-failure",
     ),
+    # Round 45: LSF's job whose working directory the execution host does not have.
+    (
+        "Exited with exit code 1. The job was terminated by LSF: TERM_CWD_NOTEXIST",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "slurmstepd-node-error",
+    ),
 ]
 
 
