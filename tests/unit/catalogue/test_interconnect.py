@@ -723,6 +723,9 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "rdma-connect-setup-failed",
     ),
+    # Round 45: Open MPI's openib BTL naming the verbs async event.
+    ("  Error number:      10 (IBV_EVENT_PORT_ERR)", C.INTERCONNECT, L.INFRASTRUCTURE_NETWORK, "ib-async-port-event"),
+    ("  Error number:      1 (IBV_EVENT_QP_FATAL)", C.INTERCONNECT, L.SYSTEM_SOFTWARE, "ib-async-qp-event"),
 ]
 
 
