@@ -717,6 +717,11 @@ FAILURES = [
     ("kernel: neighbour: arp_cache: neighbor table overflow!", "host-network-table-full"),
     ("Could not create cudnn handle: CUDNN_STATUS_NOT_INITIALIZED", "cudnn-not-initialized"),
     ("srun: fatal: Invalid user id: 5012", "slurm-client-fatal"),
+    # Round 46.
+    (
+        "|CCL_ERROR| atl_ofi_helper.cpp:1635 atl_ofi_open_nw_provs: can not open network providers",
+        "oneccl-transport-unavailable",
+    ),
 ]
 
 # Lines that look close to a failure and are not one.
@@ -862,6 +867,11 @@ VETOED = [
     ("Failed to get IB devices list: Function not implemented", "rdma-device-probe"),
     ("[node-25:380048] PMIX ERROR: ERROR in file gds_ds12_lock_pthread.c at line 168", "pmix-gds-lock-error"),
     ("salloc: error: Slurm job queue full, sleeping and retrying.", "slurm-submit-retrying"),
+    (
+        "[1759897476.656360] [gpu-6:4242:f]  vfs_fuse.c:440  UCX  DIAG  failed to watch on '/run/user/0/ucx/vfs.sock': "
+        "Input/output error",
+        "ucx-below-warn",
+    ),
 ]
 
 

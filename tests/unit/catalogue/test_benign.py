@@ -201,6 +201,13 @@ VETOED: list[tuple[str, str, str | None]] = [
         "slurm-submit-retrying",
         "slurm-client-fatal",
     ),
+    # Round 46: UCX's diagnostics below WARN.
+    (
+        "[1759897476.656360] [gpu-6:4242:f]        vfs_fuse.c:440  UCX  DIAG  failed to watch on "
+        "'/run/user/0/ucx/vfs.sock': Input/output error",
+        "ucx-below-warn",
+        "io-error",
+    ),
 ]
 
 

@@ -1257,6 +1257,33 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "slurm-client-fatal",
     ),
+    # Round 46: oneCCL without a usable libfabric provider; slurmctld unable to sign a credential; Grid Engine's
+    # error state; a pod spec its namespace's quota refuses.
+    (
+        "2026:12:07-10:00:00:(4242) |CCL_ERROR| atl_ofi.cpp:237 init: can't find suitable provider",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "oneccl-transport-unavailable",
+    ),
+    (
+        "srun: error: Unable to create step for job 4242: Error generating job credential",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "slurm-auth-failed",
+    ),
+    (
+        "   4242 0.55500 train.sh   alice        Eqw   12/07/2026 10:00:00                                    8",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "sge-job-not-started",
+    ),
+    (
+        'Error from server (Forbidden): pods "trainer-0" is forbidden: failed quota: team-quota: must specify '
+        "limits.memory",
+        C.LAUNCH,
+        L.APPLICATION,
+        "container-args-invalid",
+    ),
 ]
 
 
@@ -1447,6 +1474,9 @@ NO_FAILURE: list[str] = [
     "Dec 07 10:00:00 cloud-init[1201]: util.py[DEBUG]: Running module scripts-user (<module 'cloudinit.config.cc_scripts_user'>)",
     # Round 43: the runner's address found.
     "[2026-12-07 10:00:00,000] [INFO] [runner.py:417:main] Using IP address of 10.0.0.5 for node worker-0",
+    # Round 46: Grid Engine's queued and running jobs.
+    "   4243 0.55500 train.sh   alice        qw    12/07/2026 10:00:00                                    8",
+    "   4244 0.55500 train.sh   alice        r     12/07/2026 10:00:00 gpu.q@node-3                       8",
 ]
 
 

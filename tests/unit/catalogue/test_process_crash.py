@@ -209,6 +209,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     ),
     ("free(): double free detected in tcache 2", C.PROCESS_CRASH, L.APPLICATION, "heap-corruption"),
     ("TERM_EXTERNAL_SIGNAL: job killed by a signal external to LSF.", C.PROCESS_CRASH, L.AMBIGUOUS, "exit-by-signal"),
+    # Round 46: glibc's assert; Open MPI's signal handler.
+    (
+        "train: src/loader.c:186: void loader_init(Loader *, int): Assertion `ntok >= need' failed.",
+        C.PROCESS_CRASH,
+        L.APPLICATION,
+        "native-abort",
+    ),
+    ("[node-3:4242] Signal: Aborted (6)", C.PROCESS_CRASH, L.APPLICATION, "native-abort"),
 ]
 
 

@@ -607,6 +607,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "slurm-step-config",
     ),
+    # Round 46: the elastic agent stopped by a signal; Flux's cancel.
+    (
+        "torch.distributed.elastic.multiprocessing.api.SignalException: Process 4242 got signal: 15",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "launcher-told-to-stop",
+    ),
+    ("flux-cancel: Canceled 3 jobs", C.SCHEDULER_LIMIT, L.SCHEDULER, "slurm-cancelled"),
 ]
 
 

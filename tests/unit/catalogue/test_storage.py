@@ -671,6 +671,29 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "parallel-fs-error",
     ),
+    # Round 46: XFS shut down by a log write error; libata's failed queued write; nvidia-fs unable to pin a GPU
+    # buffer; HTCondor unable to bring the output back.
+    (
+        "kernel: XFS (nvme1n1): Log I/O Error (0x2) detected at xlog_ioend_work+0x6e/0x70 [xfs] (fs/xfs/xfs_log.c:1378)."
+        "  Shutting down filesystem",
+        C.STORAGE,
+        L.STORAGE,
+        "kernel-block-io-error",
+    ),
+    ("[ 4242.112136] ata3.00: failed command: WRITE FPDMA QUEUED", C.STORAGE, L.STORAGE, "kernel-block-io-error"),
+    (
+        "nvidia-fs:nvfs_pin_gpu_pages:1301 Error ret -12 invoking nvidia_p2p_get_pages_persistent",
+        C.STORAGE,
+        L.SYSTEM_SOFTWARE,
+        "gds-cufile-error",
+    ),
+    (
+        "Hold reason: Error from slot1@gpu-14: STARTER at 10.0.3.14 failed to send file(s) to <10.0.0.2:9618>: "
+        "error reading from /var/lib/condor/execute/dir_4242/ckpt.tar: (errno 2) No such file or directory",
+        C.STORAGE,
+        L.STORAGE,
+        "write-failed",
+    ),
 ]
 
 
@@ -730,6 +753,8 @@ NO_FAILURE: list[str] = [
     # Round 45: btrfs correcting a block from its mirror; an NVMe-oF controller reconnecting.
     "BTRFS info (device sdb2): read error corrected: ino 4242 off 8192 (dev /dev/sdc2 sector 2048)",
     "nvme nvme1: Successfully reconnected (1 attempt)",
+    # Round 46: libata's link coming back after a reset.
+    "ata3: SATA link up 6.0 Gbps (SStatus 133 SControl 300)",
 ]
 
 
