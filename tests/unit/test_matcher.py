@@ -872,6 +872,7 @@ VETOED = [
         "Input/output error",
         "ucx-below-warn",
     ),
+    ('sysctl: setting key "net.core.rmem_max", ignoring: Read-only file system', "sysctl-key-ignored"),
 ]
 
 

@@ -613,6 +613,19 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "launcher-child-exited",
     ),
+    # Round 47: XLA without a loadable NCCL; Hydra's report that the job raised.
+    (
+        "NCCL operation ncclGetUniqueId(&id) failed: Unable to load NCCL library. Multi-GPU collectives will not work.",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "cuda-setup-error",
+    ),
+    (
+        "Error executing job with overrides: ['trainer.devices=8', 'model.micro_batch_size=4']",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "launcher-child-exited",
+    ),
 ]
 
 

@@ -208,6 +208,12 @@ VETOED: list[tuple[str, str, str | None]] = [
         "ucx-below-warn",
         "io-error",
     ),
+    # Round 47: sysctl ignoring a key in a container's read-only /proc/sys.
+    (
+        'sysctl: setting key "vm.drop_caches", ignoring: Read-only file system',
+        "sysctl-key-ignored",
+        "read-only-filesystem",
+    ),
 ]
 
 

@@ -272,6 +272,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "collective-recv-timeout",
     ),
+    # Round 47: Megascale seeing no progress across slices.
+    (
+        "Megascale hang detected: Timed out waiting for 2 graphs to complete at launch_id 4242. Already completed: 64. "
+        "StepGloballyInProgress: true. Timeout: 5m",
+        C.COMM_TIMEOUT,
+        L.AMBIGUOUS,
+        "xla-rendezvous-timeout",
+    ),
 ]
 
 

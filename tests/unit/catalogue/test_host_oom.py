@@ -527,6 +527,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "cloud-replica-oom",
     ),
+    # Round 47: TensorFlow unable to start a thread.
+    (
+        "2026-12-07 10:00:00.335985: F tensorflow/tsl/platform/default/env.cc:74] Check failed: ret == 0 (11 vs. 0)"
+        "Thread creation via pthread_create() failed.",
+        C.HOST_OOM,
+        L.APPLICATION,
+        "host-alloc-failed",
+    ),
 ]
 
 

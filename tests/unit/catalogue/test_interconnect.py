@@ -780,6 +780,29 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
         "host-network-table-full",
         Onset.SUSPECTED,
     ),
+    # Round 47: phylib's link down and downshift; the TCP stack out of socket memory.
+    (
+        "kernel: igc 0000:05:00.0 enp5s0: Link is Down",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "netdev-tx-timeout",
+        Onset.SUSPECTED,
+    ),
+    (
+        "Marvell 88E1510 mdio-bus:01: Downshift occurred from negotiated speed 1Gbps to actual speed 100Mbps, check "
+        "cabling!",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "netdev-tx-timeout",
+        Onset.SUSPECTED,
+    ),
+    (
+        "[88123.456789] TCP: out of memory -- consider tuning tcp_mem",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "host-network-table-full",
+        Onset.SUSPECTED,
+    ),
 ]
 
 
@@ -884,6 +907,8 @@ NO_FAILURE: list[str] = [
     # Round 45: the module's start-up line and the table's size as sysctl prints it.
     "nf_conntrack version 0.5.0 (65536 buckets, 262144 max)",
     "net.ipv4.neigh.default.gc_thresh3 = 16384",
+    # Round 47: phylib's link coming up.
+    "kernel: igc 0000:05:00.0 enp5s0: Link is Up - 1Gbps/Full - flow control rx/tx",
 ]
 
 

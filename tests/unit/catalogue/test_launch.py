@@ -1284,6 +1284,20 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "container-args-invalid",
     ),
+    # Round 47: Podman without ids to map; NVML refused inside a container; Grid Engine's qmaster out of reach.
+    (
+        "Error: error creating container storage: could not find enough available IDs",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
+    ("Failed to initialize NVML: Insufficient Permissions", C.LAUNCH, L.SYSTEM_SOFTWARE, "container-start-failed"),
+    (
+        'Unable to run job: unable to contact qmaster using port 6444 on host "sge-master".',
+        C.LAUNCH,
+        L.SCHEDULER,
+        "slurmctld-unreachable",
+    ),
 ]
 
 

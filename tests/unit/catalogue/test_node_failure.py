@@ -952,6 +952,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "slurmstepd-node-error",
     ),
+    # Round 47: an interrupt line no handler claims.
+    (
+        '[ 1042.480000] irq 77: nobody cared (try booting with the "irqpoll" option)',
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "kernel-oops",
+    ),
 ]
 
 

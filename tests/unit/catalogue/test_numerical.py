@@ -221,6 +221,8 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "loss-scale-minimum",
     ),
+    # Round 47: a loss named with a suffix.
+    ("10:02:33: train iter: 200 loss_net: nan loss_scale: 1.0000 norm: nan", C.NUMERICAL, L.APPLICATION, "nan-loss"),
 ]
 
 

@@ -694,6 +694,25 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "write-failed",
     ),
+    # Round 47: a Storage Scale node expelled; smartd's unreadable sectors; mount.lustre failing.
+    (
+        "mmfs: [E] Lost membership in cluster gpfs0.example.org. Unmounting file systems.",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
+    (
+        "Dec  7 10:00:00 gpu-7 smartd[4242]: Device: /dev/sdb [SAT], 24 Offline uncorrectable sectors",
+        C.STORAGE,
+        L.STORAGE,
+        "kernel-block-io-error",
+    ),
+    (
+        "mount.lustre: mount 10.0.0.2@o2ib:/scratch at /lustre/scratch failed: No such file or directory",
+        C.STORAGE,
+        L.STORAGE,
+        "shared-fs-mount-failed",
+    ),
 ]
 
 
