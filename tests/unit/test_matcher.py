@@ -873,6 +873,7 @@ VETOED = [
         "ucx-below-warn",
     ),
     ('sysctl: setting key "net.core.rmem_max", ignoring: Read-only file system', "sysctl-key-ignored"),
+    ("ata1: SError: { RecovComm Persist PHYRdyChg }", "libata-serror-decode"),
 ]
 
 

@@ -214,6 +214,8 @@ VETOED: list[tuple[str, str, str | None]] = [
         "sysctl-key-ignored",
         "read-only-filesystem",
     ),
+    # Review of rounds 45-47: libata's SError decode, which reads like a Python exception.
+    ("[ 2390.112123] ata3: SError: { HostInt CommWake 10B8B LinkSeq }", "libata-serror-decode", "python-exception"),
 ]
 
 
