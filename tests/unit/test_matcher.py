@@ -722,6 +722,20 @@ FAILURES = [
         "|CCL_ERROR| atl_ofi_helper.cpp:1635 atl_ofi_open_nw_provs: can not open network providers",
         "oneccl-transport-unavailable",
     ),
+    # Round 48.
+    ("[ 912.4] device-mapper: multipath: 253:2: Failing path 8:32.", "multipath-path-failed"),
+    ("[ 88.1] md/raid10:md1: Disk failure on sdd1, disabling device.", "raid-member-failed"),
+    ("[   6.0] megaraid_sas 0000:41:00.0: FW in FAULT state!!", "storage-controller-failed"),
+    ("            DRAM Uncorrectable            : 3", "ecc-uncorrectable-counted"),
+    (
+        "slurmctld: error: slurmd error running JobId=12 on node(s)=n3: Plugin initialization failed",
+        "slurm-batch-launch-failed",
+    ),
+    (
+        "broker.err[0]: rejecting connection from node9 (rank 8): node9 is configured as rank 8: mismatched config?",
+        "flux-broker-rejected",
+    ),
+    ("Epoch 3:  41% 512/1248 [rank: 0] Received SIGTERM: 15", "framework-told-to-stop"),
 ]
 
 # Lines that look close to a failure and are not one.

@@ -786,6 +786,10 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "amdgpu-ring-timeout-reset",
     ),
+    # Round 48: nvidia-smi -q counting uncorrectable ECC errors.
+    ("            SRAM Uncorrectable            : 2", C.GPU_HARDWARE, L.HARDWARE, "ecc-uncorrectable-counted"),
+    ("            DRAM Uncorrectable            : 1", C.GPU_HARDWARE, L.HARDWARE, "ecc-uncorrectable-counted"),
+    ("            SRAM Uncorrectable SEC-DED    : 4", C.GPU_HARDWARE, L.HARDWARE, "ecc-uncorrectable-counted"),
 ]
 
 
@@ -876,6 +880,9 @@ NO_FAILURE: list[str] = [
     "amdgpu: [powerplay] last message was not supported",
     # Round 43: another device's power state is not a GPU's.
     "[ 9120.331] xhci_hcd 0000:00:14.0: Unable to change power state from D3cold to D0, device inaccessible",
+    # Round 48: nvidia-smi -q's counters at zero, and correctable errors.
+    "            SRAM Uncorrectable            : 0",
+    "            DRAM Correctable              : 12",
 ]
 
 

@@ -803,6 +803,36 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
         "host-network-table-full",
         Onset.SUSPECTED,
     ),
+    # Round 48: igb / ixgbe finding a transmit queue hung, ixgbe flushing after link loss, ENA's watchdogs.
+    (
+        "[8988.2] ixgbe 0000:02:00.1 eth3: Detected Tx Unit Hang",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "netdev-tx-timeout",
+        Onset.SUSPECTED,
+    ),
+    (
+        "[3402.5] ixgbe 0000:08:00.1 enp8s0f1: initiating reset to clear Tx work after link loss",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "netdev-tx-timeout",
+        Onset.SUSPECTED,
+    ),
+    (
+        "kernel: ena 0000:00:06.0 ens6: Keep alive watchdog timeout.",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "netdev-tx-timeout",
+        Onset.SUSPECTED,
+    ),
+    (
+        "kernel: ena 0000:00:06.0 ens6: TX hasn't completed, qid 3, index 801. 5100 usecs from last napi execution, "
+        "napi scheduled: 1",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "netdev-tx-timeout",
+        Onset.SUSPECTED,
+    ),
 ]
 
 
@@ -909,6 +939,10 @@ NO_FAILURE: list[str] = [
     "net.ipv4.neigh.default.gc_thresh3 = 16384",
     # Round 47: phylib's link coming up.
     "kernel: igc 0000:05:00.0 enp5s0: Link is Up - 1Gbps/Full - flow control rx/tx",
+    # Round 48: ENA's statistics dump after a reset and e1000e's hang report, which that driver has printed on
+    # working links.
+    "kernel: ena 0000:00:06.0 ens6: tx_timeout: 0",
+    "e1000e 0000:00:1f.6 eno1: Detected Hardware Unit Hang:",
 ]
 
 

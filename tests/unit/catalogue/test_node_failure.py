@@ -959,6 +959,46 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "kernel-oops",
     ),
+    # Round 48: the memory manager's bad page reports; slurmctld draining the node a batch script failed on;
+    # Flux's broker refusing a node's broker.
+    (
+        "Mar  2 10:00:00 gpu-3 kernel: BUG: Bad page state in process python3  pfn:1a2b3c",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "kernel-oops",
+    ),
+    (
+        "[ 77.1] BUG: Bad rss-counter state mm:00000000deadbeef type:MM_ANONPAGES val:-1",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "kernel-oops",
+    ),
+    (
+        "slurmctld: error: slurmd error running JobId=4410 on node(s)=gpu-17: Plugin initialization failed",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "slurm-batch-launch-failed",
+    ),
+    (
+        "[2026-12-07T10:00:00.100] error: slurmd error running StepId=4410.batch on Node(s)=gpu-17: Slurmd could "
+        "not create a batch directory or file",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "slurm-batch-launch-failed",
+    ),
+    (
+        "update_node: node gpu-17 reason set to: batch job complete failure",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "slurm-batch-launch-failed",
+    ),
+    (
+        "Mar 02 10:00:00 rank0 flux[4242]: broker.err[0]: rejecting connection from node7 (rank 6): v0.46.1 has a "
+        "message encoding bug, please upgrade",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "flux-broker-rejected",
+    ),
 ]
 
 
@@ -1197,6 +1237,9 @@ NO_FAILURE: list[str] = [
     "kernel:[6115219.45] Dazed and confused, but trying to continue",
     # Round 45: mcelog's header, printed for corrected errors too.
     "Hardware event. This is not a software error.",
+    # Round 48: the errors slurmctld counts as not the node's, and a race at the job's end.
+    "slurmctld: error: Slurmd error running StepId=4410.batch on Node(s)=gpu-17: Communication send failure",
+    "slurmctld: slurmd error running StepId=4410.batch from Node(s)=gpu-17: Job/step already completing or completed",
 ]
 
 

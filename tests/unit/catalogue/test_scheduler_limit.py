@@ -615,6 +615,22 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "launcher-told-to-stop",
     ),
     ("flux-cancel: Canceled 3 jobs", C.SCHEDULER_LIMIT, L.SCHEDULER, "slurm-cancelled"),
+    # Round 48: the kubelet preempting a pod for a critical one; Megatron-LM leaving before its time limit;
+    # Lightning's rank told to stop.
+    ("Message:        Preempted in order to admit critical pod", C.SCHEDULER_LIMIT, L.SCHEDULER, "slurm-preempted"),
+    (
+        "[exiting program after 1430.1 minutes] datetime: 2026-12-07 10:00:00",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "framework-requeue-signal",
+    ),
+    (
+        "[exiting program after receiving SIGTERM.] datetime: 2026-12-07 10:00:00",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "framework-requeue-signal",
+    ),
+    ("[rank: 3] Received SIGTERM: 15", C.SCHEDULER_LIMIT, L.SCHEDULER, "framework-told-to-stop"),
 ]
 
 
@@ -672,6 +688,8 @@ NO_FAILURE: list[str] = [
     "Quota 'NVIDIA_A100_GPUS': 4.0 of 8.0 used in region us-central1",
     # Round 36: a rerun a user asked for is not a preemption.
     "03/01/2026 10:11:12  S    Job Rerun at request of alice@login01.cluster",
+    # Round 48: Megatron-LM's planned stop at an iteration the run chose.
+    "[exiting program at iteration 5000] datetime: 2026-12-07 10:00:00",
 ]
 
 

@@ -713,10 +713,70 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "shared-fs-mount-failed",
     ),
+    # Round 48: Ceph's health before Luminous; a controller failing; Blue Gene/L's RAS log.
+    (
+        "HEALTH_WARN 12 requests are blocked > 32 sec; 3 osds have slow requests",
+        C.STORAGE,
+        L.STORAGE,
+        "ceph-health-failed",
+    ),
+    ("7 ops are blocked > 65.536 sec on osd.4", C.STORAGE, L.STORAGE, "ceph-health-failed"),
+    ("[   5.1] megaraid_sas 0000:41:00.0: Failed to init firmware", C.STORAGE, L.HARDWARE, "storage-controller-failed"),
+    (
+        "[ 900.2] hpsa 0000:05:00.0: controller lockup detected: 0xffff0000 after 30",
+        C.STORAGE,
+        L.HARDWARE,
+        "storage-controller-failed",
+    ),
+    (
+        "KERNMNTF 1100000000 2006.01.02 R01-M0-N1-I:J18-U01 2006-01-02-10.00.00.000000 R01-M0-N1-I:J18-U01 RAS KERNEL "
+        "FATAL Lustre mount FAILED : io-node-3 : point /p/scratch",
+        C.STORAGE,
+        L.STORAGE,
+        "shared-fs-mount-failed",
+    ),
 ]
 
 
 test_family_line_decides_by_its_pattern = cases.lines_decided(LINES)
+
+
+LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
+    # Round 48: dm-multipath losing a path, then the last one; a member of an md array failing.
+    (
+        "Dec  7 10:00:00 gpu-7 multipathd[811]: mpatha: sdc - tur checker reports path is down",
+        C.STORAGE,
+        L.STORAGE,
+        "multipath-path-failed",
+        Onset.SUSPECTED,
+    ),
+    (
+        "[ 912.4] device-mapper: multipath: 253:2: Failing path 8:32.",
+        C.STORAGE,
+        L.STORAGE,
+        "multipath-path-failed",
+        Onset.SUSPECTED,
+    ),
+    (
+        "multipathd[811]: mpatha: remaining active paths: 0",
+        C.STORAGE,
+        L.STORAGE,
+        "multipath-path-failed",
+        Onset.SUSPECTED,
+    ),
+    (
+        "[ 88.1] md/raid1:md0: Disk failure on nvme1n1p2, disabling device.",
+        C.STORAGE,
+        L.HARDWARE,
+        "raid-member-failed",
+        Onset.SUSPECTED,
+    ),
+    ("             State : clean, degraded", C.STORAGE, L.HARDWARE, "raid-member-failed", Onset.SUSPECTED),
+    ("    Failed Devices : 2", C.STORAGE, L.HARDWARE, "raid-member-failed", Onset.SUSPECTED),
+]
+
+
+test_family_line_decides_by_its_pattern_and_onset = cases.lines_decided(LINES_WITH_ONSET)
 
 
 BENIGN: list[str] = [
@@ -774,6 +834,12 @@ NO_FAILURE: list[str] = [
     "nvme nvme1: Successfully reconnected (1 attempt)",
     # Round 46: libata's link coming back after a reset.
     "ata3: SATA link up 6.0 Gbps (SStatus 133 SControl 300)",
+    # Round 48: a path coming back, a map with paths left, an array healthy or resyncing, a controller's probe.
+    "multipathd[811]: mpatha: sdc - tur checker reports path is up",
+    "multipathd[811]: mpatha: remaining active paths: 3",
+    "             State : clean",
+    "    Failed Devices : 0",
+    "[   5.1] megaraid_sas 0000:41:00.0: FW now in Ready state",
 ]
 
 
