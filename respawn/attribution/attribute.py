@@ -13,7 +13,10 @@ How the evidence is read (root cause over symptoms):
   block's header stands for an exception no pattern knows, so it is vetoed
   where a benign pattern vetoes the exception line (a clean-up the program
   printed and went on from) or Python's notice before the block that it ignored
-  the exception (`Exception ignored in: ...`).
+  the exception (`Exception ignored in: ...`). A message that printed a
+  traceback as its own text, the header at the end of its line, is such a notice
+  for the block's exception line (a library logging an optional import it went
+  on without).
 - Slurm's facts are written as scheduler lines in Slurm's own formats
   (`JobState=TIMEOUT ExitCode=0`, `NodeName=n3 State=DOWN+NOT_RESPONDING`) and
   matched like any other line: what a job state or a down node means lives in
@@ -57,6 +60,7 @@ from respawn.wire.taxonomy import CauseLayer, FailureClass
 _FRAME = 'File "'  # a traceback frame header, after indentation
 _HEADER = "Traceback (most recent call last):"  # a traceback's first line, after indentation
 _LOOK_BACK = 64  # lines searched back for the previous line of the same rank, interleaved with others
+_TRACEBACK_LINES = 256  # a traceback's lines searched back for a message that opened it
 
 # Hosts that lines name in the formats of the software that prints them. RE2: the
 # line may be a hostile 100 KB of word characters.
@@ -163,6 +167,8 @@ def _read(matcher: Matcher, texts: Sequence[str], line_at: Callable[[int], _Line
                 continue
         elif _notice_veto(matcher, hit, texts, _previous(i, line, texts, line_at)) is not None:
             continue  # an exception printed without frames (no Python code raised it) after that notice
+        elif _notice_veto(matcher, hit, texts, _message_header(i, line, texts, line_at)) is not None:
+            continue  # the end of a traceback a message printed as its own text, with the notice
         found.append(_Failure(hit, line, i))
     return found
 
@@ -204,6 +210,26 @@ def _previous(i: int, line: _Line, texts: Sequence[str], line_at: Callable[[int]
     for j in range(i - 1, max(-1, i - _LOOK_BACK), -1):
         if _stream(_tagged(line_at(j), texts[j])) == _stream(line):
             return j
+    return None
+
+
+def _message_header(i: int, line: _Line, texts: Sequence[str], line_at: Callable[[int], _Line]) -> int | None:
+    """The line that opened the traceback whose exception line is line i, when a message
+    printed the traceback as its own text, the header at the end of its first line
+    (`Import of x failed with: Traceback (most recent call last):`, a logger given
+    traceback.format_exc()): that message says what became of the exception. None
+    otherwise, and past `_TRACEBACK_LINES` lines of the same stream."""
+    if _indented(untagged(texts[i])):
+        return None
+    j = _previous(i, line, texts, line_at)
+    for _ in range(_TRACEBACK_LINES):
+        if j is None:
+            return None
+        body = untagged(texts[j])
+        if not _indented(body):
+            opening = body.strip()
+            return j if opening.endswith(_HEADER) and opening != _HEADER else None
+        j = _previous(j, _tagged(line_at(j), texts[j]), texts, line_at)
     return None
 
 

@@ -197,6 +197,16 @@ IGNORED = (
             "Exception ignored in: <_io.TextIOWrapper name='<stdout>' mode='w' encoding='utf-8'>",
             "BrokenPipeError: [Errno 32] Broken pipe",
         ),
+        # Round 48: a library logging the traceback of an optional import as its message's text, under
+        # srun --label's tags.
+        (
+            "3: Import of fused_gelu from megatron.core.fusions.fused_bias_gelu failed with: Traceback (most recent "
+            "call last):",
+            '3:   File "/opt/nemo/nemo/utils/import_utils.py", line 319, in safe_import_from',
+            "3:     return getattr(imported_module, symbol), True",
+            "3:            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+            "3: AttributeError: module 'megatron.core.fusions.fused_bias_gelu' has no attribute 'fused_gelu'",
+        ),
     ],
 )
 def test_a_traceback_a_benign_pattern_vetoes_is_no_failure(catalogue, matcher, block):
@@ -248,6 +258,21 @@ def test_a_frameless_exception_needs_the_notice_right_before_it(catalogue, match
             "step 41 loss 0.88",
             "Traceback (most recent call last):",
             '  File "/opt/t.py", line 3, in <module>',
+            "ValueError: shapes (3,) and (4,) not aligned",
+        ),
+        # A message that printed a traceback as its text says nothing of it unless a benign pattern knows it.
+        (
+            "Scheduler hit an exception: Traceback (most recent call last):",
+            '  File "/opt/t.py", line 3, in <module>',
+            "ValueError: shapes (3,) and (4,) not aligned",
+        ),
+        # The import notice opens only the traceback it printed: one after it has its own header.
+        (
+            "Import of apex failed with: Traceback (most recent call last):",
+            '  File "/opt/t.py", line 3, in <module>',
+            "ModuleNotFoundError: No module named 'apex'",
+            "Traceback (most recent call last):",
+            '  File "/opt/t.py", line 9, in <module>',
             "ValueError: shapes (3,) and (4,) not aligned",
         ),
     ],

@@ -898,6 +898,11 @@ TRACEBACK_VETOES = [
     ("Exception ignored in atexit callback: <function _exit_function at 0x7f00deadbeef>", "python-exception-ignored"),
     ("Error in atexit._run_exitfuncs:", "python-exception-ignored"),
     ("--- Logging error ---", "python-exception-ignored"),
+    ("Import of transformer_engine failed with: Traceback (most recent call last):", "optional-import-logged"),
+    (
+        "INFO:nemo.utils.import_utils:Import of fused_gelu from m.f failed with: Traceback (most recent call last):",
+        "optional-import-logged",
+    ),
 ]
 
 
