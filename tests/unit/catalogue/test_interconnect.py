@@ -833,6 +833,14 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
         "netdev-tx-timeout",
         Onset.SUSPECTED,
     ),
+    # Round 48: Solarflare's driver losing the link.
+    (
+        "[   16.6] sfc 0000:06:00.0 ens1f0: link down",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "netdev-tx-timeout",
+        Onset.SUSPECTED,
+    ),
 ]
 
 
@@ -943,6 +951,7 @@ NO_FAILURE: list[str] = [
     # working links.
     "kernel: ena 0000:00:06.0 ens6: tx_timeout: 0",
     "e1000e 0000:00:1f.6 eno1: Detected Hardware Unit Hang:",
+    "[   16.7] sfc 0000:06:00.0 ens1f0: link up at 10000Mbps full-duplex (MTU 1500)",
 ]
 
 
