@@ -723,7 +723,7 @@ FAILURES = [
         "oneccl-transport-unavailable",
     ),
     # Round 48.
-    ("[ 912.4] device-mapper: multipath: 253:2: Failing path 8:32.", "multipath-path-failed"),
+    ("[ 912.4] device-mapper: multipath: 253:2: Failing path 8:32.", "san-path-failed"),
     ("[ 88.1] md/raid10:md1: Disk failure on sdd1, disabling device.", "raid-member-failed"),
     ("[   6.0] megaraid_sas 0000:41:00.0: FW in FAULT state!!", "storage-controller-failed"),
     ("            DRAM Uncorrectable            : 3", "ecc-uncorrectable-counted"),
@@ -736,6 +736,9 @@ FAILURES = [
         "flux-broker-rejected",
     ),
     ("Epoch 3:  41% 512/1248 [rank: 0] Received SIGTERM: 15", "framework-told-to-stop"),
+    # Round 49.
+    ("NCCL WARN Error : no algorithm/protocol available for function Broadcast", "nccl-algo-unavailable"),
+    ("User not in the specified user group. Job not submitted.", "lsf-submit-rejected"),
 ]
 
 # Lines that look close to a failure and are not one.

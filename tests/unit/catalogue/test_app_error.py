@@ -626,6 +626,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "launcher-child-exited",
     ),
+    # Round 49: cuDNN's frontend finding no engine for a convolution.
+    (
+        "RuntimeError: FIND was unable to find an engine to execute this computation",
+        C.APP_ERROR,
+        L.SYSTEM_SOFTWARE,
+        "cudnn-not-initialized",
+    ),
 ]
 
 

@@ -615,6 +615,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "tf-collective-aborted",
     ),
+    # Round 49: NCCL left without an algorithm by the job's NCCL_ALGO.
+    (
+        "gpu3:812:990 [0] NCCL WARN Error : no algorithm/protocol available for function AllReduce with datatype "
+        "ncclBfloat16. NCCL_ALGO was set to NVLS.",
+        C.COMM_ERROR,
+        L.APPLICATION,
+        "nccl-algo-unavailable",
+    ),
 ]
 
 

@@ -790,6 +790,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     ("            SRAM Uncorrectable            : 2", C.GPU_HARDWARE, L.HARDWARE, "ecc-uncorrectable-counted"),
     ("            DRAM Uncorrectable            : 1", C.GPU_HARDWARE, L.HARDWARE, "ecc-uncorrectable-counted"),
     ("            SRAM Uncorrectable SEC-DED    : 4", C.GPU_HARDWARE, L.HARDWARE, "ecc-uncorrectable-counted"),
+    # Round 49: the open kernel module refusing a GPU without a GSP.
+    (
+        "[  61.0] NVRM: installed in this system is not supported by open",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "nvidia-driver-unreachable",
+    ),
 ]
 
 

@@ -535,6 +535,8 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "host-alloc-failed",
     ),
+    # Round 49: Python unable to start a thread.
+    ("RuntimeError: can't start new thread", C.HOST_OOM, L.APPLICATION, "host-alloc-failed"),
 ]
 
 

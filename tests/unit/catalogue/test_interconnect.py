@@ -841,6 +841,14 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
         "netdev-tx-timeout",
         Onset.SUSPECTED,
     ),
+    # Round 49: tg3 resetting a port whose transmit timed out.
+    (
+        "kernel: tg3 0000:02:00.0 eno1: transmit timed out, resetting",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "netdev-tx-timeout",
+        Onset.SUSPECTED,
+    ),
 ]
 
 

@@ -1298,6 +1298,33 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SCHEDULER,
         "slurmctld-unreachable",
     ),
+    # Round 49: Open MPI's start-up help texts; srun's PMI-1 server; sbatch quoted by a workflow tool; LSF's bsub.
+    (
+        "It looks like orte_init failed for some reason; your parallel process is",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-init-failed",
+    ),
+    (
+        "A requested component was not found, or was unable to be opened.  This",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-init-failed",
+    ),
+    (
+        "A request was made to bind to that would result in binding more",
+        C.LAUNCH,
+        L.APPLICATION,
+        "mpi-not-enough-slots",
+    ),
+    ("srun: error: PMK_KVS_Barrier duplicate request from task 3", C.LAUNCH, L.SYSTEM_SOFTWARE, "mpi-launch-failure"),
+    (
+        "SLURM sbatch failed. The error message was sbatch: error: Batch job submission failed: Job dependency problem",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "slurm-client-fatal",
+    ),
+    ("Request aborted by esub. Job not submitted.", C.LAUNCH, L.APPLICATION, "lsf-submit-rejected"),
 ]
 
 
@@ -1491,6 +1518,8 @@ NO_FAILURE: list[str] = [
     # Round 46: Grid Engine's queued and running jobs.
     "   4243 0.55500 train.sh   alice        qw    12/07/2026 10:00:00                                    8",
     "   4244 0.55500 train.sh   alice        r     12/07/2026 10:00:00 gpu.q@node-3                       8",
+    # Round 49: bsub's answer when the job is queued.
+    "Job <4410> is submitted to queue <gpu>.",
 ]
 
 

@@ -999,6 +999,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "flux-broker-rejected",
     ),
+    # Round 49: sinfo -R's reason column cutting the socket*core*thread reason.
+    (
+        "Low socket*core*thre root      2026-12-07T10:00:00 gpu-[6-7]",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "slurm-node-invalid",
+    ),
 ]
 
 

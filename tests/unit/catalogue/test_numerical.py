@@ -223,6 +223,10 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     ),
     # Round 47: a loss named with a suffix.
     ("10:02:33: train iter: 200 loss_net: nan loss_scale: 1.0000 norm: nan", C.NUMERICAL, L.APPLICATION, "nan-loss"),
+    # Round 49: transformers' DebugUnderflowOverflow report.
+    ("Detected inf/nan during batch_number=12", C.NUMERICAL, L.APPLICATION, "non-finite-detected"),
+    ("3.18e-04      inf output", C.NUMERICAL, L.APPLICATION, "non-finite-detected"),
+    ("     nan      nan input[0]", C.NUMERICAL, L.APPLICATION, "non-finite-detected"),
 ]
 
 
@@ -287,6 +291,8 @@ NO_FAILURE: list[str] = [
     "(trainer:404) WARNING: The grad norm is nan. Skipping updating the model.",
     "speechbrain.core - WARNING - Patience not yet exhausted, ignoring this batch.",
     "2024-01-15 10:00:00,000 WARNING [train.py:1091] Grad scale is small: 1.0e-06",
+    # Round 49: a frame of the same report whose tensor stayed finite.
+    "1.01e-06 6.44e+00 weight",
 ]
 
 

@@ -735,6 +735,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "shared-fs-mount-failed",
     ),
+    # Round 49: XFS refusing a cloned volume; an mpt3sas HBA's firmware faulting.
+    (
+        "kernel: XFS (nvme2n1p1): Filesystem has duplicate UUID 0b9c1d2e-0000-4000-8000-000000000001 - can't mount",
+        C.STORAGE,
+        L.STORAGE,
+        "shared-fs-mount-failed",
+    ),
+    ("kernel: mpt3sas_cm0: fault_state(0x2622)!", C.STORAGE, L.HARDWARE, "storage-controller-failed"),
 ]
 
 
@@ -747,21 +755,21 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
         "Dec  7 10:00:00 gpu-7 multipathd[811]: mpatha: sdc - tur checker reports path is down",
         C.STORAGE,
         L.STORAGE,
-        "multipath-path-failed",
+        "san-path-failed",
         Onset.SUSPECTED,
     ),
     (
         "[ 912.4] device-mapper: multipath: 253:2: Failing path 8:32.",
         C.STORAGE,
         L.STORAGE,
-        "multipath-path-failed",
+        "san-path-failed",
         Onset.SUSPECTED,
     ),
     (
         "multipathd[811]: mpatha: remaining active paths: 0",
         C.STORAGE,
         L.STORAGE,
-        "multipath-path-failed",
+        "san-path-failed",
         Onset.SUSPECTED,
     ),
     (
@@ -773,6 +781,21 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
     ),
     ("             State : clean, degraded", C.STORAGE, L.HARDWARE, "raid-member-failed", Onset.SUSPECTED),
     ("    Failed Devices : 2", C.STORAGE, L.HARDWARE, "raid-member-failed", Onset.SUSPECTED),
+    # Round 49: the Fibre Channel transport removing a remote port, QLogic's HBA losing its link.
+    (
+        "[ 4410.2]  rport-7:0-1: blocked FC remote port time out: removing target and saving binding",
+        C.STORAGE,
+        L.STORAGE,
+        "san-path-failed",
+        Onset.SUSPECTED,
+    ),
+    (
+        "[  88.0] qla2xxx [0000:41:00.0]-500b:7: LOOP DOWN detected (2 7 0 0).",
+        C.STORAGE,
+        L.STORAGE,
+        "san-path-failed",
+        Onset.SUSPECTED,
+    ),
 ]
 
 
@@ -840,6 +863,9 @@ NO_FAILURE: list[str] = [
     "             State : clean",
     "    Failed Devices : 0",
     "[   5.1] megaraid_sas 0000:41:00.0: FW now in Ready state",
+    # Round 49: the HBA's link coming back, and the reset that follows a fault.
+    "[  91.0] qla2xxx [0000:41:00.0]-500a:7: LOOP UP detected (16 Gbps).",
+    "kernel: mpt3sas_cm0: diag reset: SUCCESS",
 ]
 
 
