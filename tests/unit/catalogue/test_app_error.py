@@ -243,6 +243,17 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "launcher-child-exited",
     ),
     ("srun: error: c7: tasks 0-7: Exited with exit code 2", C.APP_ERROR, L.APPLICATION, "launcher-child-exited"),
+    # Round 49: a failed rank's own exception under torch.distributed.checkpoint's CheckpointException decides.
+    (
+        "CheckpointException ranks:dict_keys([1])\n"
+        "Traceback (most recent call last): (RANK 1)\n"
+        '  File "/opt/torch/distributed/checkpoint/utils.py", line 212, in all_gather\n'
+        "    result = map_fun()\n"
+        "OSError: [Errno 28] No space left on device",
+        C.STORAGE,
+        L.STORAGE,
+        "disk-full",
+    ),
 ]
 
 
@@ -633,6 +644,8 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "cudnn-not-initialized",
     ),
+    # Round 49: torch.distributed.checkpoint naming the ranks whose save failed.
+    ("CheckpointException ranks:dict_keys([0, 3])", C.APP_ERROR, L.APPLICATION, "python-exception"),
 ]
 
 
