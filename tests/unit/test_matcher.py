@@ -738,7 +738,7 @@ FAILURES = [
     ("Epoch 3:  41% 512/1248 [rank: 0] Received SIGTERM: 15", "framework-told-to-stop"),
     # Round 49.
     ("NCCL WARN Error : no algorithm/protocol available for function Broadcast", "nccl-algo-unavailable"),
-    ("User not in the specified user group. Job not submitted.", "lsf-submit-rejected"),
+    ("User not in the specified user group. Job not submitted.", "batch-submit-rejected"),
 ]
 
 # Lines that look close to a failure and are not one.

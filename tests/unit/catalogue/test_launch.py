@@ -1324,7 +1324,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "slurm-client-fatal",
     ),
-    ("Request aborted by esub. Job not submitted.", C.LAUNCH, L.APPLICATION, "lsf-submit-rejected"),
+    ("Request aborted by esub. Job not submitted.", C.LAUNCH, L.APPLICATION, "batch-submit-rejected"),
+    (
+        "[ERR.] PJM 0057 pjsub node=64 is greater than the upper limit (48).",
+        C.LAUNCH,
+        L.APPLICATION,
+        "batch-submit-rejected",
+    ),
 ]
 
 
@@ -1520,6 +1526,7 @@ NO_FAILURE: list[str] = [
     "   4244 0.55500 train.sh   alice        r     12/07/2026 10:00:00 gpu.q@node-3                       8",
     # Round 49: bsub's answer when the job is queued.
     "Job <4410> is submitted to queue <gpu>.",
+    "[INFO] PJM 0000 pjsub Job 4410 submitted.",
 ]
 
 
