@@ -60,7 +60,6 @@ from respawn.wire.taxonomy import CauseLayer, FailureClass
 _FRAME = 'File "'  # a traceback frame header, after indentation
 _HEADER = "Traceback (most recent call last):"  # a traceback's first line, after indentation
 _LOOK_BACK = 64  # lines searched back for the previous line of the same rank, interleaved with others
-_TRACEBACK_LINES = 256  # a traceback's lines searched back for a message that opened it
 
 # Hosts that lines name in the formats of the software that prints them. RE2: the
 # line may be a hostile 100 KB of word characters.
@@ -218,18 +217,19 @@ def _message_header(i: int, line: _Line, texts: Sequence[str], line_at: Callable
     printed the traceback as its own text, the header at the end of its first line
     (`Import of x failed with: Traceback (most recent call last):`, a logger given
     traceback.format_exc()): that message says what became of the exception. None
-    otherwise, and past `_TRACEBACK_LINES` lines of the same stream."""
+    otherwise. Only the `_LOOK_BACK` lines before line i are searched, whatever their
+    stream, so that a job printing many failure lines pays no more per line than
+    `_previous` costs: such a message's traceback is a few frames long."""
     if _indented(untagged(texts[i])):
         return None
-    j = _previous(i, line, texts, line_at)
-    for _ in range(_TRACEBACK_LINES):
-        if j is None:
-            return None
+    stream = _stream(line)
+    for j in range(i - 1, max(-1, i - _LOOK_BACK), -1):
+        if _stream(_tagged(line_at(j), texts[j])) != stream:
+            continue
         body = untagged(texts[j])
         if not _indented(body):
             opening = body.strip()
             return j if opening.endswith(_HEADER) and opening != _HEADER else None
-        j = _previous(j, _tagged(line_at(j), texts[j]), texts, line_at)
     return None
 
 

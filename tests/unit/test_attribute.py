@@ -308,6 +308,24 @@ def test_the_search_for_an_exception_line_passes_over_a_bounded_number_of_other_
     assert far.failure_class is FailureClass.APP_ERROR and far.pattern == "python-traceback"
 
 
+def test_a_message_that_opened_a_traceback_is_searched_for_within_a_bounded_number_of_lines(catalogue, matcher):
+    # Round 49: from an exception line, the message that printed the traceback is looked for among the 64
+    # lines before it, whatever their rank: a job printing many failure lines under many rank tags pays no
+    # more per line than that. Past the bound the exception counts.
+    def block(others: int) -> list[str]:
+        lines = [
+            "[rank0]: Import of apex failed with: Traceback (most recent call last):",
+            '[rank0]:   File "/opt/t.py", line 3, in <module>',
+        ]
+        lines += [f"[rank1]: step {n} loss 0.5" for n in range(others)]
+        return [*lines, "[rank0]: ModuleNotFoundError: No module named 'apex'", "step 42 loss 0.5"]
+
+    near = attribute(catalogue, matcher, evidence(*block(10), job_state="COMPLETED", exit_code=0))
+    assert near.failure_class is FailureClass.BENIGN
+    far = attribute(catalogue, matcher, evidence(*block(70), job_state="COMPLETED", exit_code=0))
+    assert far.failure_class is FailureClass.APP_ERROR
+
+
 def test_down_nodes_mean_node_failure_on_them(catalogue, matcher):
     ev = evidence(
         TIMEOUT.format(r=0),
