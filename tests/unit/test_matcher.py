@@ -739,6 +739,12 @@ FAILURES = [
     # Round 49.
     ("NCCL WARN Error : no algorithm/protocol available for function Broadcast", "nccl-algo-unavailable"),
     ("User not in the specified user group. Job not submitted.", "batch-submit-rejected"),
+    # Round 50.
+    ("rocBLAS error: Cannot read TensileLibrary.dat: Illegal seek", "gpu-library-unusable"),
+    (
+        "Sequence group 7 is preempted by PreemptionMode.SWAP mode because there is not enough KV cache space",
+        "vllm-kv-cache-preemption",
+    ),
 ]
 
 # Lines that look close to a failure and are not one.

@@ -254,6 +254,14 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "disk-full",
     ),
+    # Round 50: rocBLAS's missing library outranks the abort that follows.
+    (
+        "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or directory\n"
+        "Aborted (core dumped)",
+        C.APP_ERROR,
+        L.SYSTEM_SOFTWARE,
+        "gpu-library-unusable",
+    ),
 ]
 
 
@@ -646,6 +654,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     ),
     # Round 49: torch.distributed.checkpoint naming the ranks whose save failed.
     ("CheckpointException ranks:dict_keys([0, 3])", C.APP_ERROR, L.APPLICATION, "python-exception"),
+    # Round 50: GPU math libraries the node's stack cannot run.
+    (
+        "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary_gfx1103.dat: No such file or directory",
+        C.APP_ERROR,
+        L.SYSTEM_SOFTWARE,
+        "gpu-library-unusable",
+    ),
+    ("RuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR", C.APP_ERROR, L.SYSTEM_SOFTWARE, "gpu-library-unusable"),
 ]
 
 

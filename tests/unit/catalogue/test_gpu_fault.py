@@ -301,6 +301,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "cuda-error-other",
     ),
+    # Round 50: a CUDA error as NVIDIA's samples' check macro prints it.
+    (
+        "Cuda failure: operation not supported on global/shared address space at line 286 in file /src/pp.cpp error "
+        "status: 717",
+        C.GPU_FAULT,
+        L.AMBIGUOUS,
+        "cuda-error-other",
+    ),
 ]
 
 

@@ -1331,6 +1331,31 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "batch-submit-rejected",
     ),
+    # Round 50: Torque's submit filter; srun's PMI2 plugin; an accelerator the zone lacks; an admission webhook.
+    (
+        "qsub: submit filter returned an error code, aborting job submission.",
+        C.LAUNCH,
+        L.SCHEDULER,
+        "pbs-submit-rejected",
+    ),
+    (
+        "srun: error: mpi/pmi2: failed to send temp kvs to compute nodes",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-launch-failure",
+    ),
+    (
+        " - The resource 'projects/p1/zones/us-east1-b/acceleratorTypes/nvidia-h100-80gb' was not found",
+        C.LAUNCH,
+        L.APPLICATION,
+        "cloud-request-unsatisfiable",
+    ),
+    (
+        'Error from server: admission webhook "validate.kyverno.svc" denied the request: policy require-limits',
+        C.LAUNCH,
+        L.APPLICATION,
+        "container-args-invalid",
+    ),
 ]
 
 

@@ -631,6 +631,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "framework-requeue-signal",
     ),
     ("[rank: 3] Received SIGTERM: 15", C.SCHEDULER_LIMIT, L.SCHEDULER, "framework-told-to-stop"),
+    # Round 50: kube-scheduler preempting a pod for one of higher priority.
+    (
+        '  "message": "Kube-scheduler: preempting to accommodate a higher priority pod: team-a/train-7",',
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "slurm-preempted",
+    ),
 ]
 
 

@@ -132,6 +132,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "xla-recompilation-frequent",
     ),
+    # Round 50: vLLM evicting sequences from a full KV cache, not a scheduler's preemption.
+    (
+        "WARNING 12-07 10:00:00 scheduler.py:1560] Sequence group 42 is preempted by PreemptionMode.RECOMPUTE mode "
+        "because there is not enough KV cache space. This can affect the end-to-end performance.",
+        C.SLOWDOWN,
+        L.APPLICATION,
+        "vllm-kv-cache-preemption",
+    ),
 ]
 
 

@@ -743,6 +743,21 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "shared-fs-mount-failed",
     ),
     ("kernel: mpt3sas_cm0: fault_state(0x2622)!", C.STORAGE, L.HARDWARE, "storage-controller-failed"),
+    # Round 50: the NFSv4 client losing its state; ext4 losing delayed-allocation writes.
+    ("[ 912.0] NFS: Server nas2 reports our clientid is in use", C.STORAGE, L.STORAGE, "parallel-fs-error"),
+    (
+        "[ 912.1] NFS: state manager: lease expired failed on NFSv4 server nas2 with error 10022",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
+    (
+        "kernel: EXT4-fs (nvme1n1): Delayed block allocation failed for inode 4410 at logical offset 12 with max "
+        "blocks 2 with error 28",
+        C.STORAGE,
+        L.STORAGE,
+        "kernel-block-io-error",
+    ),
 ]
 
 
