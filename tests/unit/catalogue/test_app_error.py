@@ -645,12 +645,12 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "launcher-child-exited",
     ),
-    # Round 49: cuDNN's frontend finding no engine for a convolution.
+    # Round 49: cuDNN's frontend finding no engine for a convolution (gpu-library-unusable since the review).
     (
         "RuntimeError: FIND was unable to find an engine to execute this computation",
         C.APP_ERROR,
         L.SYSTEM_SOFTWARE,
-        "cudnn-not-initialized",
+        "gpu-library-unusable",
     ),
     # Round 49: torch.distributed.checkpoint naming the ranks whose save failed.
     ("CheckpointException ranks:dict_keys([0, 3])", C.APP_ERROR, L.APPLICATION, "python-exception"),
