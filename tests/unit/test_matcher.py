@@ -723,7 +723,15 @@ FAILURES = [
         "oneccl-transport-unavailable",
     ),
     # Round 48.
-    ("[ 912.4] device-mapper: multipath: 253:2: Failing path 8:32.", "san-path-failed"),
+    ("multipathd[811]: mpatha: remaining active paths: 0", "san-path-failed"),
+    ("scsi host5: ib_srp: failed RECV status WR flushed (5) for CQE 00000000a1b2c3d4", "san-path-failed"),
+    (" state: DEGRADED", "zfs-pool-degraded"),
+    (
+        "2017-02-08 06:11:15.3 7f39 -1 osd.2 9 heartbeat_check: no reply from 10.0.0.2:6803 osd.3 since back",
+        "ceph-osd-flapping",
+    ),
+    ("debug1: kex_exchange_identification: banner line 0: Exceeded MaxStartups", "sshd-maxstartups"),
+    ("wandb: ERROR Run initialization has timed out after 90.0 sec.", "tracking-service-unreachable"),
     ("[ 88.1] md/raid10:md1: Disk failure on sdd1, disabling device.", "raid-member-failed"),
     ("[   6.0] megaraid_sas 0000:41:00.0: FW in FAULT state!!", "storage-controller-failed"),
     ("            DRAM Uncorrectable            : 3", "ecc-uncorrectable-counted"),

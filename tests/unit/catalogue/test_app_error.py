@@ -662,6 +662,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "gpu-library-unusable",
     ),
     ("RuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR", C.APP_ERROR, L.SYSTEM_SOFTWARE, "gpu-library-unusable"),
+    # Round 51: Open MPI's report of MPI_Abort.
+    (
+        "MPI_ABORT was invoked on rank 0 in communicator MPI_COMM_WORLD",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "mpi-application-abort",
+    ),
 ]
 
 

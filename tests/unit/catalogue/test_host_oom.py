@@ -537,6 +537,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     ),
     # Round 49: Python unable to start a thread.
     ("RuntimeError: can't start new thread", C.HOST_OOM, L.APPLICATION, "host-alloc-failed"),
+    # Round 51: Cray ALPS's report of the OOM killer.
+    (
+        "[NID 04371] 2016-10-19 22:21:28 Apid 23764253: OOM killer terminated this process.",
+        C.HOST_OOM,
+        L.APPLICATION,
+        "oom-kill",
+    ),
 ]
 
 

@@ -1356,6 +1356,26 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "container-args-invalid",
     ),
+    # Round 51: Open MPI's ppr mapper; Hydra losing its proxy; sshd past MaxStartups.
+    ("Your job has requested more processes than the ppr for", C.LAUNCH, L.APPLICATION, "mpi-not-enough-slots"),
+    (
+        "[mpiexec@n1] HYD_pmcd_pmiserv_send_signal (pm/pmiserv/pmiserv_cb.c:177): unable to write data to proxy",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-launch-failure",
+    ),
+    (
+        "debug1: kex_exchange_identification: banner line 0: Exceeded MaxStartups",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "sshd-maxstartups",
+    ),
+    (
+        "sshd[811]: drop connection #10 from [10.0.0.5]:50122 on [10.0.0.9]:22 past MaxStartups",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "sshd-maxstartups",
+    ),
 ]
 
 
@@ -1394,6 +1414,14 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
         C.LAUNCH,
         L.APPLICATION,
         "container-gpu-unsupported",
+        Onset.SUSPECTED,
+    ),
+    # Round 51: W&B unable to start its run.
+    (
+        "wandb.errors.errors.CommError: Run initialization has timed out after 90.0 sec.",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "tracking-service-unreachable",
         Onset.SUSPECTED,
     ),
 ]
@@ -1552,6 +1580,8 @@ NO_FAILURE: list[str] = [
     # Round 49: bsub's answer when the job is queued.
     "Job <4410> is submitted to queue <gpu>.",
     "[INFO] PJM 0000 pjsub Job 4410 submitted.",
+    # Round 51: W&B's retry notice before it gives up.
+    "wandb: Network error (ReadTimeout), entering retry loop.",
 ]
 
 

@@ -1006,6 +1006,32 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "slurm-node-invalid",
     ),
+    # Round 51: the BMC's event log; the kubelet without its network plugin.
+    (
+        "  54 | 03/11/2025 | 16:34:51 | Memory #0x08 | Uncorrectable ECC | Asserted",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        "memory-mce-edac",
+    ),
+    (
+        "  55 | 03/11/2025 | 16:34:51 | OS Critical Stop #0x46 | Run-time critical stop | Asserted",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "kernel-fatal",
+    ),
+    ("2beb | Watchdog2 | Hard reset | Asserted", C.NODE_FAILURE, L.SYSTEM_SOFTWARE, "kernel-fatal"),
+    (
+        'E0923 19:22:45.575181   20183 kubelet.go:2874] "Container runtime network not ready" networkReady="NetworkReady=false"',
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "k8s-kubelet-unhealthy",
+    ),
+    (
+        'containerd[1324]: level=error msg="failed to reload cni configuration" error="cni plugin not initialized"',
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "k8s-kubelet-unhealthy",
+    ),
 ]
 
 
@@ -1247,6 +1273,9 @@ NO_FAILURE: list[str] = [
     # Round 48: the errors slurmctld counts as not the node's, and a race at the job's end.
     "slurmctld: error: Slurmd error running StepId=4410.batch on Node(s)=gpu-17: Communication send failure",
     "slurmctld: slurmd error running StepId=4410.batch from Node(s)=gpu-17: Job/step already completing or completed",
+    # Round 51: the BMC's corrected errors and its watchdog's status-only expiry.
+    "  12 | 03/11/2025 | 16:34:51 | Memory #0x08 | Correctable ECC | Asserted",
+    "  13 | 03/11/2025 | 16:35:00 | Watchdog2 | Timer expired, status only | Asserted",
 ]
 
 

@@ -758,6 +758,35 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "kernel-block-io-error",
     ),
+    # Round 51: md unable to start an array; smartd's failed self-test; an SMB server gone silent; a parquet file cut short.
+    ("[ 30.1] md/raid:md0: cannot start dirty degraded array.", C.STORAGE, L.HARDWARE, "raid-member-failed"),
+    ("[ 30.1] md/raid:md0: not enough operational devices (2/4 failed)", C.STORAGE, L.HARDWARE, "raid-member-failed"),
+    ("[ 30.2] md/raid10:md1: failed to run raid set.", C.STORAGE, L.HARDWARE, "raid-member-failed"),
+    (
+        "smartd[900]: Device: /dev/sdb [SAT], Self-Test Log error count increased from 0 to 1",
+        C.STORAGE,
+        L.STORAGE,
+        "kernel-block-io-error",
+    ),
+    (
+        "[ 88.0] CIFS: VFS: \\\\fs01 has not responded in 180 seconds. Reconnecting...",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
+    (
+        "[ 88.0] CIFS: VFS: Server fs01 has not responded in 120 seconds. Reconnecting...",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
+    (
+        "pyarrow.lib.ArrowInvalid: Parquet magic bytes not found in footer. Either the file is corrupted or this is "
+        "not a parquet file.",
+        C.STORAGE,
+        L.STORAGE,
+        "write-failed",
+    ),
 ]
 
 
@@ -768,13 +797,6 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
     # Round 48: dm-multipath losing a path, then the last one; a member of an md array failing.
     (
         "Dec  7 10:00:00 gpu-7 multipathd[811]: mpatha: sdc - tur checker reports path is down",
-        C.STORAGE,
-        L.STORAGE,
-        "san-path-failed",
-        Onset.SUSPECTED,
-    ),
-    (
-        "[ 912.4] device-mapper: multipath: 253:2: Failing path 8:32.",
         C.STORAGE,
         L.STORAGE,
         "san-path-failed",
@@ -809,6 +831,58 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
         C.STORAGE,
         L.STORAGE,
         "san-path-failed",
+        Onset.SUSPECTED,
+    ),
+    # Round 51: the SRP initiator's connection failing; a ZFS pool degraded; Ceph OSDs flapping.
+    (
+        "[ 469.8] scsi host5: ib_srp: failed SEND status WR flushed (5) for CQE 00000000deadbeef",
+        C.STORAGE,
+        L.STORAGE,
+        "san-path-failed",
+        Onset.SUSPECTED,
+    ),
+    (
+        "status: One or more devices are faulted in response to persistent errors.",
+        C.STORAGE,
+        L.HARDWARE,
+        "zfs-pool-degraded",
+        Onset.SUSPECTED,
+    ),
+    (" state: SUSPENDED", C.STORAGE, L.HARDWARE, "zfs-pool-degraded", Onset.SUSPECTED),
+    (
+        "\t    sdc     FAULTED     16     0     0  too many errors",
+        C.STORAGE,
+        L.HARDWARE,
+        "zfs-pool-degraded",
+        Onset.SUSPECTED,
+    ),
+    (
+        "\tThere are insufficient replicas for the pool to continue functioning.",
+        C.STORAGE,
+        L.HARDWARE,
+        "zfs-pool-degraded",
+        Onset.SUSPECTED,
+    ),
+    (
+        "2024-01-02 10:00:00.1 7f00 -1 osd.4 88 heartbeat_check: no reply from 10.1.0.7:6804 osd.9 since back "
+        "2024-01-02 09:59:40.0 front 2024-01-02 09:59:40.0 (oldest deadline 2024-01-02 09:59:59.9)",
+        C.STORAGE,
+        L.AMBIGUOUS,
+        "ceph-osd-flapping",
+        Onset.SUSPECTED,
+    ),
+    (
+        "cluster [WRN] Monitor daemon marked osd.12 down, but it is still running",
+        C.STORAGE,
+        L.AMBIGUOUS,
+        "ceph-osd-flapping",
+        Onset.SUSPECTED,
+    ),
+    (
+        "osd.12 (osd.12) 4410 : cluster [DBG] map e910 wrongly marked me down at e909",
+        C.STORAGE,
+        L.AMBIGUOUS,
+        "ceph-osd-flapping",
         Onset.SUSPECTED,
     ),
 ]
@@ -881,6 +955,13 @@ NO_FAILURE: list[str] = [
     # Round 49: the HBA's link coming back, and the reset that follows a fault.
     "[  91.0] qla2xxx [0000:41:00.0]-500a:7: LOOP UP detected (16 Gbps).",
     "kernel: mpt3sas_cm0: diag reset: SUCCESS",
+    # Round 51: a path failing over to another is not read; a pool that is ONLINE; a drive's clean self-test.
+    "Dec  6 10:50:49 c1 multipathd[1709]: checker failed path 8:16 in map mpathb",
+    "Dec  6 10:50:49 c1 multipathd[1709]: mpathb: remaining active paths: 1",
+    "[ 912.4] device-mapper: multipath: 253:2: Failing path 8:32.",
+    " state: ONLINE",
+    "\t    sdc     ONLINE       0     0     0",
+    "smartd[900]: Device: /dev/sdb [SAT], previous self-test completed without error",
 ]
 
 
