@@ -732,6 +732,9 @@ FAILURES = [
     ),
     ("debug1: kex_exchange_identification: banner line 0: Exceeded MaxStartups", "sshd-maxstartups"),
     ("wandb: ERROR Run initialization has timed out after 90.0 sec.", "tracking-service-unreachable"),
+    ("RuntimeError: CUDA error: invalid device ordinal", "gpu-index-not-visible"),
+    ("WARNING:tensorflow:Your input ran out of data; interrupting training.", "keras-input-exhausted"),
+    ("[drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring gfx timeout, but soft recovered", "amdgpu-job-soft-recovered"),
     ("[ 88.1] md/raid10:md1: Disk failure on sdd1, disabling device.", "raid-member-failed"),
     ("[   6.0] megaraid_sas 0000:41:00.0: FW in FAULT state!!", "storage-controller-failed"),
     ("            DRAM Uncorrectable            : 3", "ecc-uncorrectable-counted"),
@@ -905,6 +908,7 @@ VETOED = [
     ),
     ('sysctl: setting key "net.core.rmem_max", ignoring: Read-only file system', "sysctl-key-ignored"),
     ("ata1: SError: { RecovComm Persist PHYRdyChg }", "libata-serror-decode"),
+    ("sshd[1761]: error: Bind to port 22 on 0.0.0.0 failed: Address already in use.", "sshd-address-skipped"),
 ]
 
 

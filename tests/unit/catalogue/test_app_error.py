@@ -669,6 +669,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "mpi-application-abort",
     ),
+    # Round 52: Keras ending fit() on an exhausted dataset.
+    (
+        "WARNING:tensorflow:Your input ran out of data; interrupting training. Make sure that your dataset or "
+        "generator can generate at least `steps_per_epoch * epochs` batches (in this case, 28100 batches).",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "keras-input-exhausted",
+    ),
 ]
 
 

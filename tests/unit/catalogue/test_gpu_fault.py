@@ -309,6 +309,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "cuda-error-other",
     ),
+    # Round 52: amdgpu killing one hung job without a GPU reset.
+    (
+        "[5621708.5] [drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring gfx_0.0.0 timeout, but soft recovered",
+        C.GPU_FAULT,
+        L.AMBIGUOUS,
+        "amdgpu-job-soft-recovered",
+    ),
 ]
 
 

@@ -797,6 +797,19 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "nvidia-driver-unreachable",
     ),
+    # Round 52: Hopper's GSP firmware failing its boot; a register read returning a sentinel.
+    (
+        "NVRM: GPU6 kgspFmcReportErrorCode_GH100: Fatal GSP-FMC Error: version=0x1, partition=0x1, error code=0xaff",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "gpu-init-failed",
+    ),
+    (
+        "NVRM: GPU6 gpuHandleSanityCheckRegReadError_GH100: Possible bad register read: addr: 0x110044,  regvalue: 0xbadf4100",
+        C.GPU_HARDWARE,
+        L.HARDWARE,
+        "gpu-init-failed",
+    ),
 ]
 
 
@@ -845,8 +858,6 @@ BENIGN: list[str] = [
     "GPU 0 had uncorrectable memory errors and 0 rows were remapped",
     # A GPU that answers.
     "3b:00.0 3D controller: NVIDIA Corporation GA100 [A100 SXM4 80GB] (rev a1)",
-    # The amdgpu driver's soft recovery: the job finished after all.
-    "[drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring gfx timeout, but soft recovered",
     # JAX's fallback to the CPU, and PyTorch XPU's empty device count.
     "UserWarning: XPU device count is zero! (Triggered internally at ../c10/xpu/XPUFunctions.cpp:115.)",
     # AMD's RAS query with nothing to report; Habana's debug line before it tries the next device type;

@@ -544,6 +544,8 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "oom-kill",
     ),
+    # Round 52: the allocator stalling short of the OOM killer.
+    ("[55363.4] QXcbEventReader: page allocation stalls for 10048ms, ", C.HOST_OOM, L.APPLICATION, "host-alloc-failed"),
 ]
 
 

@@ -1376,6 +1376,27 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "sshd-maxstartups",
     ),
+    # Round 52: a GPU index the process cannot see; Open MPI without a point-to-point layer.
+    ("RuntimeError: CUDA error: invalid device ordinal", C.LAUNCH, L.APPLICATION, "gpu-index-not-visible"),
+    (
+        "gpu7:1:2 [1] transport/p2p.cc:275 NCCL WARN Cuda failure 'invalid device ordinal'",
+        C.LAUNCH,
+        L.APPLICATION,
+        "gpu-index-not-visible",
+    ),
+    (
+        'RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED at "../aten/src/ATen/cuda/CUDAContext.cpp":50',
+        C.LAUNCH,
+        L.APPLICATION,
+        "gpu-index-not-visible",
+    ),
+    (
+        "lightning_fabric.utilities.exceptions.MisconfigurationException: You requested gpu: [0, 1]",
+        C.LAUNCH,
+        L.APPLICATION,
+        "gpu-index-not-visible",
+    ),
+    ("   No components were able to be opened in the pml framework.", C.LAUNCH, L.SYSTEM_SOFTWARE, "mpi-init-failed"),
 ]
 
 
@@ -1540,6 +1561,8 @@ BENIGN: list[str] = [
     # Round 25: pyxis's progress and the header of the log it prints after a failure.
     "slurmstepd: pyxis: importing docker image: nvcr.io#nvidia/pytorch:24.05-py3",
     "slurmstepd: pyxis: imported docker image: nvcr.io#nvidia/pytorch:24.05-py3",
+    # Round 52: sshd skipping an address it could not bind, going on with the others.
+    "Nov 9 12:10:55 admin1 sshd[1761]: error: Bind to port 22 on 0.0.0.0 failed: Address already in use.",
 ]
 
 
@@ -1582,6 +1605,9 @@ NO_FAILURE: list[str] = [
     "[INFO] PJM 0000 pjsub Job 4410 submitted.",
     # Round 51: W&B's retry notice before it gives up.
     "wandb: Network error (ReadTimeout), entering retry loop.",
+    # Round 52: the device count and Lightning's accepted devices.
+    "torch.cuda.device_count() = 8",
+    "GPU available: True (cuda), used: True",
 ]
 
 

@@ -1032,6 +1032,32 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "k8s-kubelet-unhealthy",
     ),
+    # Round 52: the NVIDIA device plugin finding no GPUs; the node problem detector's conditions.
+    (
+        "E0506 17:45:45.421956       1 factory.go:112] Incompatible strategy detected auto",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "k8s-device-admission-failed",
+    ),
+    (
+        "E0506 17:45:45.442750 1 main.go:173] error starting plugins: error getting plugins: unable to create plugins: "
+        "failed to construct resource managers: invalid device discovery strategy",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "k8s-device-admission-failed",
+    ),
+    (
+        "Warning  KubeletIsDown  26m  kubelet-custom-plugin-monitor  Node condition KubeletProblem is now: True, reason: KubeletIsDown",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "k8s-kubelet-unhealthy",
+    ),
+    (
+        "Warning  ContainerRuntimeUnhealthy  3m  health-checker  Node condition ContainerRuntimeUnhealthy is now: True, reason: X",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "k8s-kubelet-unhealthy",
+    ),
 ]
 
 
@@ -1276,6 +1302,8 @@ NO_FAILURE: list[str] = [
     # Round 51: the BMC's corrected errors and its watchdog's status-only expiry.
     "  12 | 03/11/2025 | 16:34:51 | Memory #0x08 | Correctable ECC | Asserted",
     "  13 | 03/11/2025 | 16:35:00 | Watchdog2 | Timer expired, status only | Asserted",
+    # Round 52: the condition cleared.
+    "Normal  KubeletIsUp  1m  kubelet-custom-plugin-monitor  Node condition KubeletProblem is now: False, reason: KubeletIsUp",
 ]
 
 

@@ -638,6 +638,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SCHEDULER,
         "slurm-preempted",
     ),
+    # Round 52: the kubelet's node shutdown manager.
+    (
+        'I0623 15:42:16.744070    1748 nodeshutdown_manager_linux.go:316] "Shutdown manager killing pod with gracePeriod" pod="ns/p" gracePeriod=15',
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "node-reclaimed",
+    ),
 ]
 
 

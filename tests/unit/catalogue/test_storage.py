@@ -885,6 +885,28 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
         "ceph-osd-flapping",
         Onset.SUSPECTED,
     ),
+    # Round 52: qla2xxx giving up on a remote port; the ZFS event daemon's vdev lost.
+    (
+        "[18628.1] qla2xxx [0000:02:00.0]-705d:12: Remote port 51 40 2e c0 01 c2 c2 7c is not coming back",
+        C.STORAGE,
+        L.STORAGE,
+        "san-path-failed",
+        Onset.SUSPECTED,
+    ),
+    (
+        "Apr 10 15:10:16 nas zed[2509]: eid=15 class=statechange pool='tank' vdev=sdd1 vdev_state=UNAVAIL",
+        C.STORAGE,
+        L.HARDWARE,
+        "zfs-pool-degraded",
+        Onset.SUSPECTED,
+    ),
+    (
+        "Apr 10 15:10:16 nas zed[2464]: eid=12 class=vdev.no_replicas pool='tank'",
+        C.STORAGE,
+        L.HARDWARE,
+        "zfs-pool-degraded",
+        Onset.SUSPECTED,
+    ),
 ]
 
 
@@ -962,6 +984,9 @@ NO_FAILURE: list[str] = [
     " state: ONLINE",
     "\t    sdc     ONLINE       0     0     0",
     "smartd[900]: Device: /dev/sdb [SAT], previous self-test completed without error",
+    # Round 52: zed's events of a healthy pool.
+    "Apr 10 15:10:16 nas zed[2514]: eid=16 class=zpool pool='tank'",
+    "Apr 10 15:12:00 nas zed[2600]: eid=20 class=statechange pool='tank' vdev=sdd1 vdev_state=ONLINE",
 ]
 
 
