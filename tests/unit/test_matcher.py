@@ -733,6 +733,7 @@ FAILURES = [
     ("debug1: kex_exchange_identification: banner line 0: Exceeded MaxStartups", "sshd-maxstartups"),
     ("wandb: ERROR Run initialization has timed out after 90.0 sec.", "tracking-service-unreachable"),
     ("RuntimeError: CUDA error: invalid device ordinal", "gpu-index-not-visible"),
+    ("The following GPUs could not be reset:", "gpu-reset-refused"),
     ("WARNING:tensorflow:Your input ran out of data; interrupting training.", "keras-input-exhausted"),
     ("[drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring gfx timeout, but soft recovered", "amdgpu-job-soft-recovered"),
     ("[ 88.1] md/raid10:md1: Disk failure on sdd1, disabling device.", "raid-member-failed"),

@@ -1058,6 +1058,21 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "k8s-kubelet-unhealthy",
     ),
+    # Round 52: nvidia-smi unable to reset or reconfigure a GPU something on the node holds.
+    ("The following GPUs could not be reset:", C.NODE_FAILURE, L.SYSTEM_SOFTWARE, "gpu-reset-refused"),
+    (
+        "Warning: MIG mode is in pending enable state for GPU 00000000:07:00.0:In use by another client",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "gpu-reset-refused",
+    ),
+    (
+        "1 device is currently being used by one or more other processes (e.g., Fabric Manager, CUDA application, "
+        "graphics application such as an X server, or a monitoring application such as another instance of nvidia-smi).",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "gpu-reset-refused",
+    ),
 ]
 
 
@@ -1304,6 +1319,8 @@ NO_FAILURE: list[str] = [
     "  13 | 03/11/2025 | 16:35:00 | Watchdog2 | Timer expired, status only | Asserted",
     # Round 52: the condition cleared.
     "Normal  KubeletIsUp  1m  kubelet-custom-plugin-monitor  Node condition KubeletProblem is now: False, reason: KubeletIsUp",
+    # Round 52: a reset that worked.
+    "GPU 00000000:07:00.0 was successfully reset.",
 ]
 
 
