@@ -692,7 +692,7 @@ FAILURES = [
         "libfabric:4242:1700000000::efa:mr:efa_mr_regattr():1003<warn> Unable to register MR: Bad address",
         "rdma-connect-setup-failed",
     ),
-    ("[ 5120.331] e1000e: eth1 NIC Link is Down", "netdev-tx-timeout"),
+    ("[ 5120.331] e1000e: eth1 NIC Link is Down", "nic-link-down"),
     (" cxiWaitEventWait+0x208/0x330 [mmfslinux]", "storage-hung-task"),
     ("mmremote: GPFS is not ready to handle commands yet.", "gpfs-daemon-not-ready"),
     ("BFSMountError: Unable to mount blob fuse file system", "shared-fs-mount-failed"),

@@ -399,20 +399,20 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     (
         "Jun  1 04:00:00 cn31 kernel: NETDEV WATCHDOG: eno2 (igb): transmit queue 1 timed out 5004 ms",
         C.INTERCONNECT,
-        L.INFRASTRUCTURE_NETWORK,
+        L.SYSTEM_SOFTWARE,
         "netdev-tx-timeout",
     ),
     (
         "Jun  1 04:00:00 cn31 kernel: ib1: transmit timeout: latency 12040 msecs",
         C.INTERCONNECT,
-        L.INFRASTRUCTURE_NETWORK,
+        L.SYSTEM_SOFTWARE,
         "netdev-tx-timeout",
     ),
     (
         "Jun  1 04:00:00 cn31 kernel: bond1: now running without any active interface!",
         C.INTERCONNECT,
         L.INFRASTRUCTURE_NETWORK,
-        "netdev-tx-timeout",
+        "nic-link-down",
     ),
     (
         "Jun  1 04:00:00 cn31 kernel: NVRM: GPU at PCI:0000:9d:00: GPU-0f0f: NVLink: fatal error detected on link 7",
@@ -746,14 +746,14 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
     (
         "[  901.234567] i40e 0000:3b:00.0: TX driver issue detected, PF reset issued",
         C.INTERCONNECT,
-        L.INFRASTRUCTURE_NETWORK,
+        L.SYSTEM_SOFTWARE,
         "netdev-tx-timeout",
         Onset.SUSPECTED,
     ),
     (
         "i40e 0000:3b:00.0: Malicious Driver Detection event 0x02 on TX queue 6 PF number 0x01 VF number 0x00",
         C.INTERCONNECT,
-        L.INFRASTRUCTURE_NETWORK,
+        L.SYSTEM_SOFTWARE,
         "netdev-tx-timeout",
         Onset.SUSPECTED,
     ),
@@ -762,7 +762,7 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
         "[Mon Dec  7 04:56:05 2026] igb 0000:02:00.0 eno1: igb: eno1 NIC Link is Down",
         C.INTERCONNECT,
         L.INFRASTRUCTURE_NETWORK,
-        "netdev-tx-timeout",
+        "nic-link-down",
         Onset.SUSPECTED,
     ),
     # Round 45: the node's neighbour or connection-tracking table full.
@@ -785,7 +785,7 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
         "kernel: igc 0000:05:00.0 enp5s0: Link is Down",
         C.INTERCONNECT,
         L.INFRASTRUCTURE_NETWORK,
-        "netdev-tx-timeout",
+        "nic-link-down",
         Onset.SUSPECTED,
     ),
     (
@@ -793,7 +793,7 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
         "cabling!",
         C.INTERCONNECT,
         L.INFRASTRUCTURE_NETWORK,
-        "netdev-tx-timeout",
+        "nic-link-down",
         Onset.SUSPECTED,
     ),
     (
@@ -807,7 +807,7 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
     (
         "[8988.2] ixgbe 0000:02:00.1 eth3: Detected Tx Unit Hang",
         C.INTERCONNECT,
-        L.INFRASTRUCTURE_NETWORK,
+        L.SYSTEM_SOFTWARE,
         "netdev-tx-timeout",
         Onset.SUSPECTED,
     ),
@@ -815,13 +815,13 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
         "[3402.5] ixgbe 0000:08:00.1 enp8s0f1: initiating reset to clear Tx work after link loss",
         C.INTERCONNECT,
         L.INFRASTRUCTURE_NETWORK,
-        "netdev-tx-timeout",
+        "nic-link-down",
         Onset.SUSPECTED,
     ),
     (
         "kernel: ena 0000:00:06.0 ens6: Keep alive watchdog timeout.",
         C.INTERCONNECT,
-        L.INFRASTRUCTURE_NETWORK,
+        L.SYSTEM_SOFTWARE,
         "netdev-tx-timeout",
         Onset.SUSPECTED,
     ),
@@ -829,7 +829,7 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
         "kernel: ena 0000:00:06.0 ens6: TX hasn't completed, qid 3, index 801. 5100 usecs from last napi execution, "
         "napi scheduled: 1",
         C.INTERCONNECT,
-        L.INFRASTRUCTURE_NETWORK,
+        L.SYSTEM_SOFTWARE,
         "netdev-tx-timeout",
         Onset.SUSPECTED,
     ),
@@ -838,14 +838,14 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
         "[   16.6] sfc 0000:06:00.0 ens1f0: link down",
         C.INTERCONNECT,
         L.INFRASTRUCTURE_NETWORK,
-        "netdev-tx-timeout",
+        "nic-link-down",
         Onset.SUSPECTED,
     ),
     # Round 49: tg3 resetting a port whose transmit timed out.
     (
         "kernel: tg3 0000:02:00.0 eno1: transmit timed out, resetting",
         C.INTERCONNECT,
-        L.INFRASTRUCTURE_NETWORK,
+        L.SYSTEM_SOFTWARE,
         "netdev-tx-timeout",
         Onset.SUSPECTED,
     ),
