@@ -56,7 +56,7 @@ DECIDED: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "RuntimeError: NCCL communicator was aborted on rank 3.  Original reason for failure was: NCCL error: "
         "unhandled system error, NCCL version 2.14.3",
         C.COMM_ERROR,
-        L.AMBIGUOUS,
+        L.SYSTEM_SOFTWARE,
         "nccl-system-error",
     ),
     # NCCL's connect in its wordings before socketStartConnect (v2.4-v2.9, v2.10-v2.15).
@@ -456,7 +456,7 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "host4:31:40 [2] proxy.cc:1905 NCCL WARN [Proxy Service 9] Failed to execute operation Connect from rank 9, "
         "retcode 6",
         C.COMM_ERROR,
-        L.AMBIGUOUS,
+        L.SYSTEM_SOFTWARE,
         "nccl-system-error",
     ),
     (
@@ -481,7 +481,7 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     (
         "host4:31:40 [2] transport/p2p.cc:250 NCCL WARN failed to open CUDA IPC handle : 201 invalid device context",
         C.COMM_ERROR,
-        L.AMBIGUOUS,
+        L.SYSTEM_SOFTWARE,
         "nccl-cuda-error",
     ),
     # PyTorch c10d and elastic.
@@ -539,7 +539,7 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     (
         "host4:4707:5232 [2] NCCL INFO transport/shm.cc:101 -> 2",
         C.COMM_ERROR,
-        L.AMBIGUOUS,
+        L.SYSTEM_SOFTWARE,
         "nccl-system-error",
     ),
     (
@@ -548,7 +548,7 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "nccl-remote-error",
     ),
-    ("host4:1050:1315 [0] NCCL INFO enqueue.cc:1012 -> 1", C.COMM_ERROR, L.AMBIGUOUS, "nccl-cuda-error"),
+    ("host4:1050:1315 [0] NCCL INFO enqueue.cc:1012 -> 1", C.COMM_ERROR, L.SYSTEM_SOFTWARE, "nccl-cuda-error"),
     # Round 34: gloo's transport refusing what a peer sent (GLOO_ENFORCE in gloo/transport).
     (
         "  what():  [enforce fail at ../third_party/gloo/gloo/transport/tcp/pair.cc:446] op.preamble.length <= "

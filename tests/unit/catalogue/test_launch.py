@@ -820,7 +820,7 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     (
         "nslookup: can't resolve 'job-master-0': Name does not resolve",
         C.LAUNCH,
-        L.INFRASTRUCTURE_NETWORK,
+        L.SYSTEM_SOFTWARE,
         "name-resolution",
     ),
     (
