@@ -43,7 +43,8 @@ def _config(fake: FakeServer, **labels: Any) -> ClusterConfig:
             "logs": {
                 "job_output": "/nowhere/{job_id}.out",
                 "source": fake.source,  # type: ignore[attr-defined]
-                "server": {"url": fake.url, "timeout_s": 0.5},
+                # a loaded CI runner can take longer than a real query should: the fakes answer at once
+                "server": {"url": fake.url, "timeout_s": 10.0},
                 "labels": labels,
             },
         }
