@@ -787,6 +787,15 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "write-failed",
     ),
+    # Round 52: Ceph's checks of data it cannot serve as stored.
+    ("[ERR] PG_DAMAGED: Possible data damage: 1 pg inconsistent", C.STORAGE, L.STORAGE, "ceph-health-failed"),
+    (
+        "cluster [ERR] Health check failed: 1 scrub errors (OSD_SCRUB_ERRORS)",
+        C.STORAGE,
+        L.STORAGE,
+        "ceph-health-failed",
+    ),
+    ("[ERR] OBJECT_UNFOUND: 2/811 objects unfound (0.247%)", C.STORAGE, L.STORAGE, "ceph-health-failed"),
 ]
 
 
@@ -987,6 +996,8 @@ NO_FAILURE: list[str] = [
     # Round 52: zed's events of a healthy pool.
     "Apr 10 15:10:16 nas zed[2514]: eid=16 class=zpool pool='tank'",
     "Apr 10 15:12:00 nas zed[2600]: eid=20 class=statechange pool='tank' vdev=sdd1 vdev_state=ONLINE",
+    # Round 52: the checks cleared.
+    "cluster [INF] Health check cleared: PG_DAMAGED (was: Possible data damage: 1 pg inconsistent)",
 ]
 
 
