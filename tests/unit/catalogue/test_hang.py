@@ -104,6 +104,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "ipu-host-sync-timeout",
     ),
+    # Round 53: a CUDA extension build waiting on a stale lock.
+    (
+        "Warning: Lock file exists in build directory: '/home/u/.cache/torch_extensions/py39_cu113/renderutils_plugin/lock'",
+        C.HANG,
+        L.APPLICATION,
+        "extension-build-lock-wait",
+    ),
 ]
 
 

@@ -1397,6 +1397,26 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "gpu-index-not-visible",
     ),
     ("   No components were able to be opened in the pml framework.", C.LAUNCH, L.SYSTEM_SOFTWARE, "mpi-init-failed"),
+    # Round 53: Open MPI refusing root, without a route to its daemon, its RTE failing; pam_slurm_adopt.
+    ("mpirun has detected an attempt to run as root.", C.LAUNCH, L.SYSTEM_SOFTWARE, "mpi-launch-failure"),
+    (
+        "ORTE does not know how to route a message to the specified daemon",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-launch-failure",
+    ),
+    (
+        "It looks like MPI runtime init failed for some reason; your parallel process is",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-init-failed",
+    ),
+    (
+        "Access denied by pam_slurm_adopt: you have no active jobs on this node",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "ssh-auth-refused",
+    ),
 ]
 
 

@@ -1073,6 +1073,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "gpu-reset-refused",
     ),
+    # Round 53: the kubelet unable to create a pod's cgroup.
+    (
+        "Warning  FailedCreatePodContainer  3m  kubelet  unable to ensure pod container exists: failed to create container for "
+        "[kubepods burstable pod31f4] : mkdir /sys/fs/cgroup/memory/kubepods/burstable/pod31f4: cannot allocate memory",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "k8s-pod-sandbox-failed",
+    ),
 ]
 
 

@@ -796,6 +796,43 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "ceph-health-failed",
     ),
     ("[ERR] OBJECT_UNFOUND: 2/811 objects unfound (0.247%)", C.STORAGE, L.STORAGE, "ceph-health-failed"),
+    # Round 53: libata unable to bring a disk up; squashfs unable to read its image; NFS and MooseFS servers.
+    ("[   63.1] ata5: softreset failed (1st FIS failed)", C.STORAGE, L.STORAGE, "kernel-block-io-error"),
+    ("[   12.0] ata3.00: COMRESET failed (errno=-16)", C.STORAGE, L.STORAGE, "kernel-block-io-error"),
+    ("ata5: link online but 1 devices misclassified, retrying", C.STORAGE, L.STORAGE, "kernel-block-io-error"),
+    (
+        "kernel: SQUASHFS error: squashfs_read_data failed to read block 0x2f474cd7",
+        C.STORAGE,
+        L.STORAGE,
+        "kernel-block-io-error",
+    ),
+    (
+        "kernel: SQUASHFS error: zlib_inflate error, data probably corrupt",
+        C.STORAGE,
+        L.STORAGE,
+        "kernel-block-io-error",
+    ),
+    (
+        "kernel: nfsd: too many open connections, consider increasing the number of threads",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
+    (
+        "[249239.1] NFSv4: state recovery failed for open file data/shard-3.lock, error = -524",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
+    ("[249244.9] NFS: __nfs4_reclaim_open_state: Lock reclaim failed!", C.STORAGE, L.STORAGE, "parallel-fs-error"),
+    (
+        "May 22 04:00:10 m1 mfsmaster[7027]: chunkserver disconnected - ip: 10.39.3.30 / port: 9432, usedspace: 1 (1 GiB)",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
+    ("A DegradedArray event had been detected on md device /dev/md/1.", C.STORAGE, L.HARDWARE, "raid-member-failed"),
+    ("      12581816 blocks super 1.2 [2/1] [_U]", C.STORAGE, L.HARDWARE, "raid-member-failed"),
 ]
 
 
@@ -916,6 +953,14 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
         "zfs-pool-degraded",
         Onset.SUSPECTED,
     ),
+    # Round 53: ZFS's permanent errors.
+    (
+        "errors: Permanent errors have been detected in the following files:",
+        C.STORAGE,
+        L.HARDWARE,
+        "zfs-pool-degraded",
+        Onset.SUSPECTED,
+    ),
 ]
 
 
@@ -998,6 +1043,10 @@ NO_FAILURE: list[str] = [
     "Apr 10 15:12:00 nas zed[2600]: eid=20 class=statechange pool='tank' vdev=sdd1 vdev_state=ONLINE",
     # Round 52: the checks cleared.
     "cluster [INF] Health check cleared: PG_DAMAGED (was: Possible data damage: 1 pg inconsistent)",
+    # Round 53: a healthy array, a disk found, a pool without errors.
+    "      12581816 blocks super 1.2 [2/2] [UU]",
+    "ata5: SATA link up 6.0 Gbps (SStatus 133 SControl 300)",
+    "errors: No known data errors",
 ]
 
 
