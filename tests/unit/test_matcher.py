@@ -734,6 +734,7 @@ FAILURES = [
     ("wandb: ERROR Run initialization has timed out after 90.0 sec.", "tracking-service-unreachable"),
     ("RuntimeError: CUDA error: invalid device ordinal", "gpu-index-not-visible"),
     ("The following GPUs could not be reset:", "gpu-reset-refused"),
+    ("   1 | 06/01/2025 | 10:00:00 | Processor CPU1_Status | IERR | Asserted", "bmc-sel-fault"),
     ("Warning: Lock file exists in build directory: '/tmp/ext/lock'", "extension-build-lock-wait"),
     ("WARNING:tensorflow:Your input ran out of data; interrupting training.", "keras-input-exhausted"),
     ("[drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring gfx timeout, but soft recovered", "amdgpu-job-soft-recovered"),

@@ -1081,6 +1081,37 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "k8s-pod-sandbox-failed",
     ),
+    # Round 53: the node's hardware failing, as ipmitool decodes the BMC's event log.
+    (
+        "   1 | 06/01/2025 | 10:00:00 | Processor CPU1_Status | IERR | Asserted",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        "bmc-sel-fault",
+    ),
+    (
+        "  2a | 06/01/2025 | 10:00:01 | Processor #0x04 | Thermal Trip | Asserted",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        "bmc-sel-fault",
+    ),
+    (
+        "  2b | 06/01/2025 | 10:00:02 | Critical Interrupt #0x17 | Bus Fatal Error | Asserted",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        "bmc-sel-fault",
+    ),
+    (
+        "  2c | 06/01/2025 | 10:00:02 | Critical Interrupt PCIE_ERR | PCI SERR | Asserted",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        "bmc-sel-fault",
+    ),
+    (
+        "  2d | 06/01/2025 | 10:00:03 | System Firmware Error | Unrecoverable system-board failure | Asserted",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        "bmc-sel-fault",
+    ),
 ]
 
 
@@ -1329,6 +1360,10 @@ NO_FAILURE: list[str] = [
     "Normal  KubeletIsUp  1m  kubelet-custom-plugin-monitor  Node condition KubeletProblem is now: False, reason: KubeletIsUp",
     # Round 52: a reset that worked.
     "GPU 00000000:07:00.0 was successfully reset.",
+    # Round 53: the BMC's informational, corrected and cleared events.
+    "   3 | 06/01/2025 | 10:00:00 | Processor CPU1_Status | Presence detected | Asserted",
+    "   4 | 06/01/2025 | 10:00:00 | Critical Interrupt #0x17 | Bus Correctable error | Asserted",
+    "   5 | 06/01/2025 | 10:05:00 | Processor #0x04 | Thermal Trip | Deasserted",
 ]
 
 
