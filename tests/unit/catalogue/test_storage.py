@@ -833,6 +833,8 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     ),
     ("A DegradedArray event had been detected on md device /dev/md/1.", C.STORAGE, L.HARDWARE, "raid-member-failed"),
     ("      12581816 blocks super 1.2 [2/1] [_U]", C.STORAGE, L.HARDWARE, "raid-member-failed"),
+    # Round 53: smartctl's verdict that the drive is failing.
+    ("SMART overall-health self-assessment test result: FAILED!", C.STORAGE, L.STORAGE, "kernel-block-io-error"),
 ]
 
 
@@ -1047,6 +1049,8 @@ NO_FAILURE: list[str] = [
     "      12581816 blocks super 1.2 [2/2] [UU]",
     "ata5: SATA link up 6.0 Gbps (SStatus 133 SControl 300)",
     "errors: No known data errors",
+    # Round 53: smartctl's verdict on a healthy drive.
+    "SMART overall-health self-assessment test result: PASSED",
 ]
 
 
