@@ -1417,6 +1417,26 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "ssh-auth-refused",
     ),
+    # Round 53: Open MPI's help texts for a peer no transport reaches, a rank without PMIx, mpirun without prterun.
+    (
+        "MPI_INIT has failed because at least one MPI process is unreachable",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-init-failed",
+    ),
+    (
+        "At least one pair of MPI processes are unable to reach each other for",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-init-failed",
+    ),
+    ("PMIx_Init failed for the following reason:", C.LAUNCH, L.SYSTEM_SOFTWARE, "mpi-launch-failure"),
+    (
+        "Open MPI's mpirun command was unable to find an underlying prterun",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-launch-failure",
+    ),
 ]
 
 
