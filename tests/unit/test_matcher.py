@@ -734,6 +734,9 @@ FAILURES = [
     ("wandb: ERROR Run initialization has timed out after 90.0 sec.", "tracking-service-unreachable"),
     ("RuntimeError: CUDA error: invalid device ordinal", "gpu-index-not-visible"),
     ("The following GPUs could not be reset:", "gpu-reset-refused"),
+    ("  Reason: Transfer output files failure at execution point slot1@n2", "htcondor-transfer-failed"),
+    ("systemd[1]: Dependency failed for Local File Systems.", "boot-filesystems-failed"),
+    ("kubelet  Container web failed liveness probe, will be restarted", "k8s-probe-restart"),
     ("   1 | 06/01/2025 | 10:00:00 | Processor CPU1_Status | IERR | Asserted", "bmc-sel-fault"),
     ("Warning: Lock file exists in build directory: '/tmp/ext/lock'", "extension-build-lock-wait"),
     ("WARNING:tensorflow:Your input ran out of data; interrupting training.", "keras-input-exhausted"),
@@ -912,6 +915,7 @@ VETOED = [
     ('sysctl: setting key "net.core.rmem_max", ignoring: Read-only file system', "sysctl-key-ignored"),
     ("ata1: SError: { RecovComm Persist PHYRdyChg }", "libata-serror-decode"),
     ("sshd[1761]: error: Bind to port 22 on 0.0.0.0 failed: Address already in use.", "sshd-address-skipped"),
+    ("srun: Required node not available (down, drained or reserved)", "slurm-allocation-pending-reason"),
 ]
 
 

@@ -677,6 +677,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "keras-input-exhausted",
     ),
+    # Round 54: the kubelet restarting a container its probe fails.
+    (
+        "Normal  Killing  8s (x2 over 44s)  kubelet  Container nginx failed startup probe, will be restarted",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "k8s-probe-restart",
+    ),
 ]
 
 
@@ -722,6 +729,8 @@ NO_FAILURE: list[str] = [
     "/env/lib/python3.11/site-packages/torch/utils/checkpoint.py:91: UserWarning: None of the inputs have "
     "requires_grad=True. Gradients will be None",
     "  warnings.warn(",
+    # Round 54: a readiness probe's failure takes the pod out of service only.
+    "Warning  Unhealthy  8s (x6 over 48s)  kubelet  Readiness probe failed: HTTP probe failed with statuscode: 503",
 ]
 
 

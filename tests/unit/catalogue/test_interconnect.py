@@ -726,6 +726,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     # Round 45: Open MPI's openib BTL naming the verbs async event.
     ("  Error number:      10 (IBV_EVENT_PORT_ERR)", C.INTERCONNECT, L.INFRASTRUCTURE_NETWORK, "ib-async-port-event"),
     ("  Error number:      1 (IBV_EVENT_QP_FATAL)", C.INTERCONNECT, L.SYSTEM_SOFTWARE, "ib-async-qp-event"),
+    # Round 54: ixgbe refusing its transceiver; networkd losing carrier.
+    (
+        "ixgbe 0000:04:00.0: failed to load because an unsupported SFP+ or QSFP module type was detected.",
+        C.INTERCONNECT,
+        L.HARDWARE,
+        "hca-hardware-fault",
+    ),
+    ("systemd-networkd[913]: enp4s0f0: Lost carrier", C.INTERCONNECT, L.INFRASTRUCTURE_NETWORK, "nic-link-down"),
 ]
 
 
@@ -960,6 +968,8 @@ NO_FAILURE: list[str] = [
     "kernel: ena 0000:00:06.0 ens6: tx_timeout: 0",
     "e1000e 0000:00:1f.6 eno1: Detected Hardware Unit Hang:",
     "[   16.7] sfc 0000:06:00.0 ens1f0: link up at 10000Mbps full-duplex (MTU 1500)",
+    # Round 54: networkd's carrier back.
+    "systemd-networkd[913]: enp4s0f0: Gained carrier",
 ]
 
 

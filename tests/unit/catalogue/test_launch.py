@@ -1437,6 +1437,26 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "mpi-launch-failure",
     ),
+    # Round 54: munged refusing to start; EKS nodes that never join; an ECS task without its secrets.
+    (
+        'munged: Error: Logfile is insecure: group-writable permissions set on "/var/log"',
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "slurm-auth-failed",
+    ),
+    (
+        'CREATE_FAILED – "Nodegroup ng-1 failed to stabilize: [{Code: NodeCreationFailure,Message: Instances failed to '
+        'join the kubernetes cluster,ResourceIds: [i-1]}]"',
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "cloud-provision-failed",
+    ),
+    (
+        "ResourceInitializationError: unable to pull secrets or registry auth: execution resource retrieval failed",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
 ]
 
 

@@ -1112,6 +1112,26 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.HARDWARE,
         "bmc-sel-fault",
     ),
+    # Round 54: a node stuck in emergency mode; Blue Gene/L's kernel panic.
+    (
+        "systemd[1]: Dependency failed for Local File Systems.",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "boot-filesystems-failed",
+    ),
+    (
+        "systemd[1]: local-fs.target: Job local-fs.target/start failed with result 'dependency'.",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "boot-filesystems-failed",
+    ),
+    (
+        "KERNRTSP 1121115817 2005.07.11 R01-M0-N1-C:J09-U11 2005-07-11-14.03.37.675251 R01-M0-N1-C:J09-U11 RAS KERNEL "
+        "FATAL rts panic! - stopping execution",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "kernel-fatal",
+    ),
 ]
 
 

@@ -645,6 +645,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SCHEDULER,
         "node-reclaimed",
     ),
+    # Round 54: Karpenter's spot interruption; srun forwarding the user's Ctrl-C.
+    (
+        'DEBUG  controller.interruption  removing offering from offerings  {"messageKind": "SpotInterruptionKind"}',
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "node-reclaimed",
+    ),
+    ("srun: sending Ctrl-C to job 13218794.0", C.SCHEDULER_LIMIT, L.SCHEDULER, "slurm-cancelled"),
 ]
 
 
@@ -689,6 +697,9 @@ BENIGN: list[str] = [
     '{"timestamp":1700000000.5,"name":"exception","context":{"type":"timeout","severity":1,"userid":-1,"note":"soft"}}',
     # Round 27: the formatted non-fatal exception (severity above 0).
     '[  +0.010101] exception type="timeout" severity=1 userid=1002 note="soft limit"',
+    # Round 54: srun's notice of why the controller queued its allocation.
+    "srun: Required node not available (down, drained or reserved)",
+    "salloc: Required partition not available (inactive or drain)",
 ]
 
 
@@ -704,6 +715,8 @@ NO_FAILURE: list[str] = [
     "03/01/2026 10:11:12  S    Job Rerun at request of alice@login01.cluster",
     # Round 48: Megatron-LM's planned stop at an iteration the run chose.
     "[exiting program at iteration 5000] datetime: 2026-12-07 10:00:00",
+    # Round 54: Karpenter's rebalance recommendation is advice, not a reclaim.
+    '{"messageKind": "RebalanceRecommendationKind", "action": "NoAction"}',
 ]
 
 

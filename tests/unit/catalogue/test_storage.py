@@ -835,6 +835,36 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     ("      12581816 blocks super 1.2 [2/1] [_U]", C.STORAGE, L.HARDWARE, "raid-member-failed"),
     # Round 53: smartctl's verdict that the drive is failing.
     ("SMART overall-health self-assessment test result: FAILED!", C.STORAGE, L.STORAGE, "kernel-block-io-error"),
+    # Round 54: ext4 carrying errors; dm-thin out of space; NFS's RPC layer; mount.cifs; HTCondor's transfer.
+    (
+        "EXT4-fs (sdb1): warning: mounting fs with errors, running e2fsck is recommended",
+        C.STORAGE,
+        L.STORAGE,
+        "kernel-block-io-error",
+    ),
+    ("EXT4-fs (sdb1): error count since last fsck: 494734", C.STORAGE, L.STORAGE, "kernel-block-io-error"),
+    (
+        "kernel: device-mapper: thin: 252:4: switching pool to out-of-data-space (error IO) mode",
+        C.STORAGE,
+        L.STORAGE,
+        "disk-full",
+    ),
+    ("nfs_statfs: statfs error = 5", C.STORAGE, L.STORAGE, "parallel-fs-error"),
+    ("RPC: error 5 connecting to server belka", C.STORAGE, L.STORAGE, "parallel-fs-error"),
+    ("kernel: nfs: RPC call returned error 101", C.STORAGE, L.STORAGE, "parallel-fs-error"),
+    ("mount error(112): Host is down", C.STORAGE, L.STORAGE, "shared-fs-mount-failed"),
+    (
+        "  Reason: Transfer input files failure at execution point slot1_6@node17 using protocol osdf. Details: short read",
+        C.STORAGE,
+        L.STORAGE,
+        "htcondor-transfer-failed",
+    ),
+    (
+        'Warning  ProvisioningFailed  pvc  Failed to provision volume with StorageClass "fast": rpc error: code = Internal',
+        C.STORAGE,
+        L.SYSTEM_SOFTWARE,
+        "pvc-unbound",
+    ),
 ]
 
 
@@ -963,6 +993,14 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
         "zfs-pool-degraded",
         Onset.SUSPECTED,
     ),
+    # Round 54: ZFS suspending a pool.
+    (
+        "WARNING: Pool 'ost15' has encountered an uncorrectable I/O failure and has been suspended.",
+        C.STORAGE,
+        L.HARDWARE,
+        "zfs-pool-degraded",
+        Onset.SUSPECTED,
+    ),
 ]
 
 
@@ -1051,6 +1089,8 @@ NO_FAILURE: list[str] = [
     "errors: No known data errors",
     # Round 53: smartctl's verdict on a healthy drive.
     "SMART overall-health self-assessment test result: PASSED",
+    # Round 54: dm-thin's low-water event, before it runs out.
+    "device-mapper: thin: 252:4: reached low water mark for data device: sending event.",
 ]
 
 
