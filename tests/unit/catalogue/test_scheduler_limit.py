@@ -653,6 +653,7 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "node-reclaimed",
     ),
     ("srun: sending Ctrl-C to job 13218794.0", C.SCHEDULER_LIMIT, L.SCHEDULER, "slurm-cancelled"),
+    ("^Csrun: sending Ctrl-C to job 13218794.0", C.SCHEDULER_LIMIT, L.SCHEDULER, "slurm-cancelled"),
 ]
 
 
