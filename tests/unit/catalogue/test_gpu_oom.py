@@ -411,6 +411,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "tf-xla-oom",
     ),
+    # Round 55: Kaldi's allocator quoting CUDA's OOM.
+    (
+        "ERROR (nnet3-train[5.5]:AllocateNewRegion():cu-allocator.cc:519) Failed to allocate a memory region of "
+        "8088715264 bytes. Memory info: free:15426M CUDA error: 'out of memory'",
+        C.GPU_OOM,
+        L.APPLICATION,
+        "cuda-oom",
+    ),
 ]
 
 

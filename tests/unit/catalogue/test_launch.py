@@ -1457,6 +1457,38 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "container-start-failed",
     ),
+    # Round 55: Docker's port allocator; runc without its cgroups; the kubelet without a Secret; Hydra and Open MPI.
+    (
+        "Error response from daemon: driver failed programming external connectivity on endpoint web (abc): Bind for "
+        "0.0.0.0:8000 failed: port is already allocated",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "port-in-use",
+    ),
+    (
+        "docker: Error response from daemon: cgroups: cannot find cgroup mount destination: unknown.",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
+    (
+        'Warning  Failed  29m  kubelet  Error: secrets "train-secret" not found',
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
+    (
+        "[proxy:0:0@n1] HYDU_create_process (utils/launch/launch.c:22): pipe error (Too many open files)",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-launch-failure",
+    ),
+    (
+        "Open MPI tried to bind a new process, but something went wrong.  The",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-launch-failure",
+    ),
 ]
 
 

@@ -654,6 +654,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     ),
     ("srun: sending Ctrl-C to job 13218794.0", C.SCHEDULER_LIMIT, L.SCHEDULER, "slurm-cancelled"),
     ("^Csrun: sending Ctrl-C to job 13218794.0", C.SCHEDULER_LIMIT, L.SCHEDULER, "slurm-cancelled"),
+    # Round 55: Compute Engine's host maintenance.
+    (
+        "compute.instances.terminateOnHostMaintenance on node gpu-7 at 2026-05-27: Instance terminated during Compute "
+        "Engine maintenance.",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "node-reclaimed",
+    ),
 ]
 
 

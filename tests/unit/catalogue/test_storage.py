@@ -865,6 +865,15 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "pvc-unbound",
     ),
+    # Round 55: ZFS's checksum errno as a program prints it; Open MPI's shared-file-pointer lock file.
+    ("/var/lib/dpkg/info/ssh.list (Invalid exchange)", C.STORAGE, L.STORAGE, "io-error"),
+    ("OSError: [Errno 52] Invalid exchange: '/data/shard-07.bin'", C.STORAGE, L.STORAGE, "io-error"),
+    (
+        "[n406:131617] [86]mca_sharedfp_lockedfile_file_open: Error during file open",
+        C.STORAGE,
+        L.STORAGE,
+        "write-failed",
+    ),
 ]
 
 
