@@ -734,6 +734,10 @@ FAILURES = [
     ("wandb: ERROR Run initialization has timed out after 90.0 sec.", "tracking-service-unreachable"),
     ("RuntimeError: CUDA error: invalid device ordinal", "gpu-index-not-visible"),
     ("The following GPUs could not be reset:", "gpu-reset-refused"),
+    (
+        "error: Node ping apparently hung, many nodes may be DOWN or configured SlurmdTimeout should be increased",
+        "slurmctld-ping-hung",
+    ),
     ("  Reason: Transfer output files failure at execution point slot1@n2", "htcondor-transfer-failed"),
     ("systemd[1]: Dependency failed for Local File Systems.", "boot-filesystems-failed"),
     ("kubelet  Container web failed liveness probe, will be restarted", "k8s-probe-restart"),

@@ -1132,7 +1132,7 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "kernel-fatal",
     ),
-    # Round 55: slurmctld rejecting gres.conf's cores; its pings unfinished.
+    # Round 55: slurmctld rejecting gres.conf's cores; its own pings unfinished (no node named).
     (
         "[2022-06-10T09:46:22.044] error: _node_config_validate: gres/gpu: invalid GRES core specification (48-63) on node n1",
         C.NODE_FAILURE,
@@ -1142,8 +1142,8 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     (
         "error: Node ping apparently hung, many nodes may be DOWN or configured SlurmdTimeout should be increased",
         C.NODE_FAILURE,
-        L.SYSTEM_SOFTWARE,
-        "slurm-node-not-responding",
+        L.SCHEDULER,
+        "slurmctld-ping-hung",
     ),
 ]
 
