@@ -920,6 +920,10 @@ VETOED = [
     ("ata1: SError: { RecovComm Persist PHYRdyChg }", "libata-serror-decode"),
     ("sshd[1761]: error: Bind to port 22 on 0.0.0.0 failed: Address already in use.", "sshd-address-skipped"),
     ("srun: Required node not available (down, drained or reserved)", "slurm-allocation-pending-reason"),
+    (
+        'MountVolume.SetUp failed for volume "kube-api-access-x1" : failed to sync configmap cache: timed out waiting for the condition',
+        "k8s-token-volume-cache-wait",
+    ),
 ]
 
 

@@ -874,6 +874,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "write-failed",
     ),
+    # Round 55: a volume of the job's own that will not mount stays a failure.
+    (
+        'Warning  FailedMount  pod/p  MountVolume.SetUp failed for volume "dataset" : configmap "data-cfg" not found',
+        C.STORAGE,
+        L.STORAGE,
+        "shared-fs-mount-failed",
+    ),
 ]
 
 
@@ -1032,6 +1039,9 @@ BENIGN: list[str] = [
     "[ 901.0] beegfs: mount(4410): Built without NVFS RDMA support.",
     # Round 29: XFS mounting cleanly.
     "[ 16708.7] XFS (dm-0): Ending clean mount",
+    # Round 55: the kubelet retrying the service-account volume before its ConfigMap cache has synced.
+    'Warning  FailedMount  pod/p  MountVolume.SetUp failed for volume "kube-api-access-pljgx" : failed to sync configmap '
+    "cache: timed out waiting for the condition",
 ]
 
 
