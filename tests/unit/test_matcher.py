@@ -734,6 +734,8 @@ FAILURES = [
     ("wandb: ERROR Run initialization has timed out after 90.0 sec.", "tracking-service-unreachable"),
     ("RuntimeError: CUDA error: invalid device ordinal", "gpu-index-not-visible"),
     ("The following GPUs could not be reset:", "gpu-reset-refused"),
+    ("VFS: file-max limit 8192 reached", "file-table-full"),
+    ("mmfs: [E] Node 10.0.0.1 (gpfs01) is being expelled due to expired lease.", "gpfs-node-expelled"),
     (
         "error: Node ping apparently hung, many nodes may be DOWN or configured SlurmdTimeout should be increased",
         "slurmctld-ping-hung",

@@ -546,6 +546,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     ),
     # Round 52: the allocator stalling short of the OOM killer.
     ("[55363.4] QXcbEventReader: page allocation stalls for 10048ms, ", C.HOST_OOM, L.APPLICATION, "host-alloc-failed"),
+    # Round 56: OpenBLAS unable to start its threads.
+    (
+        "OpenBLAS blas_thread_init: pthread_create failed for thread 50 of 64: Resource temporarily unavailable",
+        C.HOST_OOM,
+        L.APPLICATION,
+        "host-alloc-failed",
+    ),
 ]
 
 

@@ -1474,8 +1474,8 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     (
         'Warning  Failed  29m  kubelet  Error: secrets "train-secret" not found',
         C.LAUNCH,
-        L.SYSTEM_SOFTWARE,
-        "container-start-failed",
+        L.APPLICATION,
+        "container-args-invalid",
     ),
     (
         "[proxy:0:0@n1] HYDU_create_process (utils/launch/launch.c:22): pipe error (Too many open files)",
@@ -1488,6 +1488,32 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         C.LAUNCH,
         L.SYSTEM_SOFTWARE,
         "mpi-launch-failure",
+    ),
+    # Round 56: PBS's never-runnable job; LSF's refusal quoted; Docker's and containerd's names; the topology manager.
+    (
+        "comment = Can Never Run: Insufficient amount of resource: ncpus (R: 88 A: 50 T: 50)",
+        C.LAUNCH,
+        L.SCHEDULER,
+        "pbs-submit-rejected",
+    ),
+    ('and error: "rhel7: No such queue. Job not submitted."', C.LAUNCH, L.APPLICATION, "batch-submit-rejected"),
+    (
+        'docker: Error response from daemon: Conflict. The container name "/fwd" is already in use by container "4a5a".',
+        C.LAUNCH,
+        L.APPLICATION,
+        "container-args-invalid",
+    ),
+    (
+        'Warning  Failed  7s  kubelet  Error: failed to reserve container name "p_ns": name "p_ns" is reserved for "8181"',
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
+    (
+        "kube-system   kube-dns-b54d5f547-22dks   0/3     Topology Affinity Error   0",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
     ),
 ]
 

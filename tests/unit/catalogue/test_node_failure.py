@@ -1145,6 +1145,27 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SCHEDULER,
         "slurmctld-ping-hung",
     ),
+    # Round 56: ASRock's SEL format; the file table full; GPFS expelling a node; Blue Gene/L's TLB interrupt.
+    (
+        " 36   | 04/13/2025, 03:08:16 | BIOS  | Critical Interrupt   | PCI SERR - Asserted",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        "bmc-sel-fault",
+    ),
+    ("        \tVFS: file-max limit 8192 reached", C.NODE_FAILURE, L.SYSTEM_SOFTWARE, "file-table-full"),
+    (
+        "May 7 22:25:39 gpfs02 mmfs: [E] Node 172.17.0.101 (gpfs01) is being expelled due to expired lease.",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        "gpfs-node-expelled",
+    ),
+    (
+        "KERNDTLB 1118536327 2005.06.11 R30-M0-N9-C:J16-U01 2005-06-11-17.32.07.581048 R30-M0-N9-C:J16-U01 RAS KERNEL "
+        "FATAL data TLB error interrupt",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        "kernel-hardware-panic",
+    ),
 ]
 
 

@@ -797,9 +797,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     ),
     ("[ERR] OBJECT_UNFOUND: 2/811 objects unfound (0.247%)", C.STORAGE, L.STORAGE, "ceph-health-failed"),
     # Round 53: libata unable to bring a disk up; squashfs unable to read its image; NFS and MooseFS servers.
-    ("[   63.1] ata5: softreset failed (1st FIS failed)", C.STORAGE, L.STORAGE, "kernel-block-io-error"),
-    ("[   12.0] ata3.00: COMRESET failed (errno=-16)", C.STORAGE, L.STORAGE, "kernel-block-io-error"),
-    ("ata5: link online but 1 devices misclassified, retrying", C.STORAGE, L.STORAGE, "kernel-block-io-error"),
+    ("[   63.1] ata5: reset failed, giving up", C.STORAGE, L.STORAGE, "kernel-block-io-error"),
+    (
+        "ata5: link online but 1 devices misclassified, device detection might fail",
+        C.STORAGE,
+        L.STORAGE,
+        "kernel-block-io-error",
+    ),
     (
         "kernel: SQUASHFS error: squashfs_read_data failed to read block 0x2f474cd7",
         C.STORAGE,
@@ -881,6 +885,8 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "shared-fs-mount-failed",
     ),
+    # Round 56: Adaptec's controller aborting commands.
+    ("kernel: aacraid: Host adapter abort request (7,0,0,0)", C.STORAGE, L.HARDWARE, "storage-controller-failed"),
 ]
 
 
@@ -1110,6 +1116,10 @@ NO_FAILURE: list[str] = [
     "SMART overall-health self-assessment test result: PASSED",
     # Round 54: dm-thin's low-water event, before it runs out.
     "device-mapper: thin: 252:4: reached low water mark for data device: sending event.",
+    # Round 56: libata's tries, which it retries.
+    "ata1: COMRESET failed (errno=-16)",
+    "[   63.1] ata5: softreset failed (1st FIS failed)",
+    "ata5: link online but 1 devices misclassified, retrying",
 ]
 
 
