@@ -744,6 +744,7 @@ FAILURES = [
     ("systemd[1]: Dependency failed for Local File Systems.", "boot-filesystems-failed"),
     ("kubelet  Container web failed liveness probe, will be restarted", "k8s-probe-restart"),
     ("   1 | 06/01/2025 | 10:00:00 | Processor CPU1_Status | IERR | Asserted", "bmc-sel-fault"),
+    ("2beb | Watchdog2 | Hard reset | Asserted", "bmc-sel-os-stop"),
     ("Warning: Lock file exists in build directory: '/tmp/ext/lock'", "extension-build-lock-wait"),
     ("WARNING:tensorflow:Your input ran out of data; interrupting training.", "keras-input-exhausted"),
     ("[drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring gfx timeout, but soft recovered", "amdgpu-job-soft-recovered"),

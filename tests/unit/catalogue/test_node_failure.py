@@ -1014,13 +1014,6 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "memory-mce-edac",
     ),
     (
-        "  55 | 03/11/2025 | 16:34:51 | OS Critical Stop #0x46 | Run-time critical stop | Asserted",
-        C.NODE_FAILURE,
-        L.SYSTEM_SOFTWARE,
-        "kernel-fatal",
-    ),
-    ("2beb | Watchdog2 | Hard reset | Asserted", C.NODE_FAILURE, L.SYSTEM_SOFTWARE, "kernel-fatal"),
-    (
         'E0923 19:22:45.575181   20183 kubelet.go:2874] "Container runtime network not ready" networkReady="NetworkReady=false"',
         C.NODE_FAILURE,
         L.SYSTEM_SOFTWARE,
@@ -1260,6 +1253,15 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
         "thermal-shutdown",
         Onset.CERTAIN,
     ),
+    # Round 51, moved in the review: the BMC's record of an OS stop is a suspicion, an entry of any earlier boot.
+    (
+        "  55 | 03/11/2025 | 16:34:51 | OS Critical Stop #0x46 | Run-time critical stop | Asserted",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "bmc-sel-os-stop",
+        Onset.SUSPECTED,
+    ),
+    ("2beb | Watchdog2 | Hard reset | Asserted", C.NODE_FAILURE, L.SYSTEM_SOFTWARE, "bmc-sel-os-stop", Onset.SUSPECTED),
 ]
 
 
