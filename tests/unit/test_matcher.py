@@ -927,6 +927,11 @@ VETOED = [
         'MountVolume.SetUp failed for volume "kube-api-access-x1" : failed to sync configmap cache: timed out waiting for the condition',
         "k8s-token-volume-cache-wait",
     ),
+    (
+        "Lustre: fs-OST0001: Denying connection for new client 1f2e (at 10.0.0.8@tcp), waiting for 4 known clients "
+        "(3 recovered, 0 in progress, and 1 evicted) already passed deadline 0:05",
+        "lustre-recovery-window",
+    ),
 ]
 
 

@@ -216,6 +216,19 @@ VETOED: list[tuple[str, str, str | None]] = [
     ),
     # Review of rounds 45-47: libata's SError decode, which reads like a Python exception.
     ("[ 2390.112123] ata3: SError: { HostInt CommWake 10B8B LinkSeq }", "libata-serror-decode", "python-exception"),
+    # Round 57: a Lustre target in recovery turning away a client it did not know, in 1.x's words and today's.
+    (
+        "LustreError: 3953:0:(ldlm_lib.c:645:target_handle_connect()) denying connection for new client "
+        "4bda07a5-18f2-44c7-815b-2da148c06203: 2 clients in recovery for 110s",
+        "lustre-recovery-window",
+        "parallel-fs-error",
+    ),
+    (
+        "Lustre: scratch-OST0003: Denying connection for new client 8c2e1c1a-77d1 (at 10.0.3.4@o2ib), waiting for 12 "
+        "known clients (9 recovered, 1 in progress, and 2 evicted) to recover in 1:52",
+        "lustre-recovery-window",
+        "parallel-fs-error",
+    ),
 ]
 
 

@@ -623,6 +623,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "nccl-algo-unavailable",
     ),
+    # Round 57: Ray's object store without any copy of an object a task needs.
+    (
+        "(Worker pid=88, ip=10.0.0.7) ray.exceptions.ObjectFetchTimedOutError: Failed to retrieve object "
+        "c8ef45ccd0112571ffffffffffffffffffffffff0100000001000000.",
+        C.COMM_ERROR,
+        L.AMBIGUOUS,
+        "peer-runtime-lost",
+    ),
 ]
 
 

@@ -1515,6 +1515,21 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "container-start-failed",
     ),
+    # Round 57: flux-job's exception with the job's ID; an sshd closing before its banner.
+    (
+        "0.031s: job.exception f8ezArJcP type=exec severity=0 task 0 (host c12): start failed: train: No such file",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "flux-job-exec-failed",
+    ),
+    ("ssh_exchange_identification: Connection closed by remote host", C.LAUNCH, L.SYSTEM_SOFTWARE, "sshd-maxstartups"),
+    ("kex_exchange_identification: Connection closed by remote host", C.LAUNCH, L.SYSTEM_SOFTWARE, "sshd-maxstartups"),
+    (
+        "kex_exchange_identification: read: Connection reset by peer",
+        C.LAUNCH,
+        L.INFRASTRUCTURE_NETWORK,
+        "ssh-launch-failed",
+    ),
 ]
 
 

@@ -1159,6 +1159,26 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.HARDWARE,
         "kernel-hardware-panic",
     ),
+    # Round 57: the i386 machine-check handlers' panic; Flux's failed prolog and its shell left with unkillable processes.
+    (
+        "Jul  9 12:19:41 vz01 kernel: Kernel panic: CPU context corrupt",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        "kernel-hardware-panic",
+    ),
+    ("Kernel panic - not syncing: CPU context corrupt", C.NODE_FAILURE, L.HARDWARE, "kernel-hardware-panic"),
+    (
+        "0.878s: job.exception f3Cuf3AX type=prolog severity=0 prolog exited with code=1 on node7 (rank 6)",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "slurm-prolog-failure",
+    ),
+    (
+        "12.004s: job.exception type=prolog severity=0 prolog timed out on node7 (rank 6)",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "slurm-prolog-failure",
+    ),
 ]
 
 
@@ -1288,6 +1308,12 @@ NAMED_NODES: list[tuple[str, str]] = [
         "slurmstepd: error: *** JOB 812 STEPD TERMINATED ON host9 AT 2030-02-01T10:00:00 DUE TO JOB NOT RUNNING ***",
         "host9",
     ),
+    # Round 57: Flux's job-exec names the node whose shell it lost.
+    (
+        "3.201s: job.exception f8ez type=exec severity=0 shell exited with unkillable processes on node7 (rank 6)",
+        "node7",
+    ),
+    ("3.201s: job.exception f8ez type=exec severity=0 node failure on node7 (rank 6)", "node7"),
 ]
 
 

@@ -662,6 +662,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SCHEDULER,
         "node-reclaimed",
     ),
+    # Round 57: flux-job's exception with the job's ID.
+    (
+        "3600.012s: job.exception f8ezArJcP type=timeout severity=0 resource allocation expired",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "flux-job-limit",
+    ),
 ]
 
 

@@ -887,6 +887,28 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
     ),
     # Round 56: Adaptec's controller aborting commands.
     ("kernel: aacraid: Host adapter abort request (7,0,0,0)", C.STORAGE, L.HARDWARE, "storage-controller-failed"),
+    # Round 57: a Lustre server's eviction as its debug log holds it; the LANL clusters' file-system domain events.
+    (
+        "00010000:00020000:35.1F:1566497870.915689:0:0:0:(ldlm_lockd.c:334:waiting_locks_callback()) ### lock "
+        "callback timer expired after 100s: evicting client at 10.0.15.157@o2ib10 ns: filter-lustre-OST0000_UUID",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
+    (
+        "180600 node-12 clusterfilesystem fdmn.panic 1131228400 1 ServerFileSystem: An ServerFileSystem domain panic "
+        "has occurred on storage17",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
+    (
+        "191999 node-12 clusterfilesystem fdmn.full 1077949600 1 ServerFileSystem: ServerFileSystem domain root3_local "
+        "is full",
+        C.STORAGE,
+        L.STORAGE,
+        "disk-full",
+    ),
 ]
 
 
