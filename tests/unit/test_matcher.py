@@ -769,6 +769,7 @@ FAILURES = [
         "Sequence group 7 is preempted by PreemptionMode.SWAP mode because there is not enough KV cache space",
         "vllm-kv-cache-preemption",
     ),
+    ("ray.exceptions.RuntimeEnvSetupError: Failed to setup runtime environment.", "ray-runtime-env-failed"),
 ]
 
 # Lines that look close to a failure and are not one.

@@ -631,6 +631,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "peer-runtime-lost",
     ),
+    (
+        "ray.exceptions.ObjectReconstructionFailedMaxAttemptsExceededError: Failed to retrieve object "
+        "c8ef45ccd0112571ffffffffffffffffffffffff0100000001000000.",
+        C.COMM_ERROR,
+        L.AMBIGUOUS,
+        "peer-runtime-lost",
+    ),
 ]
 
 

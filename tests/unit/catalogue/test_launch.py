@@ -1530,6 +1530,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.INFRASTRUCTURE_NETWORK,
         "ssh-launch-failed",
     ),
+    # Round 57: Ray's runtime environment that could not be set up.
+    (
+        "ray.exceptions.RuntimeEnvSetupError: Failed to setup runtime environment.",
+        C.LAUNCH,
+        L.AMBIGUOUS,
+        "ray-runtime-env-failed",
+    ),
 ]
 
 
