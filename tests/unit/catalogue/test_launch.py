@@ -1537,6 +1537,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "ray-runtime-env-failed",
     ),
+    (
+        'Error from server (BadRequest): container "trainer" in pod "train-worker-0" is waiting to start: trying and '
+        "failing to pull image",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
 ]
 
 
@@ -1748,6 +1755,8 @@ NO_FAILURE: list[str] = [
     # Round 52: the device count and Lightning's accepted devices.
     "torch.cuda.device_count() = 8",
     "GPU available: True (cuda), used: True",
+    # Round 57: kubectl logs before the container has started: nothing failed yet.
+    'Error from server (BadRequest): container "pytorch" in pod "train-worker-0" is waiting to start: PodInitializing',
 ]
 
 
