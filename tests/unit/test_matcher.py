@@ -770,6 +770,9 @@ FAILURES = [
         "vllm-kv-cache-preemption",
     ),
     ("ray.exceptions.RuntimeEnvSetupError: Failed to setup runtime environment.", "ray-runtime-env-failed"),
+    ("vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.", "engine-core-died"),
+    ("Fatal Hypervisor Maintenance interrupt [Not recovered]", "powernv-hmi-fatal"),
+    ("Reason:           OutOfmemory", "k8s-admission-out-of-resource"),
 ]
 
 # Lines that look close to a failure and are not one.

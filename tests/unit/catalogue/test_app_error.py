@@ -684,6 +684,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "k8s-probe-restart",
     ),
+    # Round 58: TensorFlow's checkpoint reader without a file for the name it is given.
+    (
+        "W tensorflow/core/framework/op_kernel.cc:975] Not found: Unsuccessful TensorSliceReader constructor: Failed "
+        "to find any matching files for model.ckpt-577569",
+        C.APP_ERROR,
+        L.AMBIGUOUS,
+        "checkpoint-load-failed",
+    ),
 ]
 
 

@@ -810,6 +810,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.HARDWARE,
         "gpu-init-failed",
     ),
+    # Round 58: JAX asked for the TPU backend and libtpu could not bring it up.
+    (
+        "RuntimeError: Unable to initialize backend 'tpu': INTERNAL: Failed to get global TPU topology.",
+        C.GPU_HARDWARE,
+        L.AMBIGUOUS,
+        "accelerator-init-failed",
+    ),
 ]
 
 
@@ -901,6 +908,9 @@ NO_FAILURE: list[str] = [
     # Round 48: nvidia-smi -q's counters at zero, and correctable errors.
     "            SRAM Uncorrectable            : 0",
     "            DRAM Correctable              : 12",
+    # Round 58: JAX probing the platforms it may use, at INFO.
+    "I1204 13:13:42.886529 139807170155648 xla_bridge.py:895] Unable to initialize backend 'tpu': INTERNAL: Failed to "
+    "open libtpu.so: libtpu.so: cannot open shared object file: No such file or directory",
 ]
 
 

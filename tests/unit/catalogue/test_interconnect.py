@@ -734,6 +734,19 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "hca-hardware-fault",
     ),
     ("systemd-networkd[913]: enp4s0f0: Lost carrier", C.INTERCONNECT, L.INFRASTRUCTURE_NETWORK, "nic-link-down"),
+    # Round 58: the peer-memory module built against another RDMA core.
+    (
+        "[Tue Sep  8 17:16:02 2026] nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -22)",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "rdma-connect-setup-failed",
+    ),
+    (
+        "nvidia_peermem: disagrees about version of symbol ib_unregister_peer_memory_client",
+        C.INTERCONNECT,
+        L.SYSTEM_SOFTWARE,
+        "rdma-connect-setup-failed",
+    ),
 ]
 
 

@@ -1544,6 +1544,40 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "container-start-failed",
     ),
+    # Round 58: Open MPI's daemon without its libraries; srun outside its job; enroot's switch; the kubelet's admission.
+    (
+        "A daemon (pid 11893) died unexpectedly with status 127 while attempting",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-daemon-launch-failed",
+    ),
+    (
+        "prted: error while loading shared libraries: libimf.so: cannot open shared object file: No such file or "
+        "directory",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-daemon-launch-failed",
+    ),
+    (
+        "srun: error: Unable to confirm allocation for job 812: Invalid job id specified",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-launch-failure",
+    ),
+    (
+        "enroot-switchroot: failed to switch root: /raid/enroot/data/pyt: Invalid argument",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
+    (
+        "Message:          Pod was rejected: Node didn't have enough resource: cpu, requested: 150, used: 11388, "
+        "capacity: 11500",
+        C.LAUNCH,
+        L.SCHEDULER,
+        "k8s-admission-out-of-resource",
+    ),
+    ("Reason:           OutOfcpu", C.LAUNCH, L.SCHEDULER, "k8s-admission-out-of-resource"),
 ]
 
 

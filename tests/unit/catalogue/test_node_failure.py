@@ -1179,6 +1179,28 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "slurm-prolog-failure",
     ),
+    # Round 58: slurmd failing under systemd; a POWER host's processor checkstop; a node image without NVML.
+    (
+        "  Process: 3877 ExecStart=/usr/sbin/slurmd -D $SLURMD_OPTIONS (code=exited, status=1/FAILURE)",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "slurmd-fatal",
+    ),
+    (
+        "Jan 31 19:17:19 n12 systemd[1]: slurmd.service: Failed with result 'exit-code'.",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "slurmd-fatal",
+    ),
+    ("[Mon Jan 22 11:23:31 2018] \tUnknown Core check stop.", C.NODE_FAILURE, L.HARDWARE, "powernv-hmi-fatal"),
+    ("Fatal Hypervisor Maintenance interrupt [Not recovered]", C.NODE_FAILURE, L.HARDWARE, "powernv-hmi-fatal"),
+    ("\t[Unit: PC ] Hang Recovery Failed (core check stop)", C.NODE_FAILURE, L.HARDWARE, "powernv-hmi-fatal"),
+    (
+        "E0402 12:47:47.247405       1 factory.go:112] Incompatible platform detected",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "k8s-device-admission-failed",
+    ),
 ]
 
 
@@ -1446,6 +1468,10 @@ NO_FAILURE: list[str] = [
     "   3 | 06/01/2025 | 10:00:00 | Processor CPU1_Status | Presence detected | Asserted",
     "   4 | 06/01/2025 | 10:00:00 | Critical Interrupt #0x17 | Bus Correctable error | Asserted",
     "   5 | 06/01/2025 | 10:05:00 | Processor #0x04 | Thermal Trip | Deasserted",
+    # Round 58: the processor recoveries POWER's firmware reports and goes on from.
+    "Harmless Hypervisor Maintenance interrupt [Recovered]",
+    " Error detail: Processor Recovery done",
+    "slurmd.service: Deactivated successfully.",
 ]
 
 

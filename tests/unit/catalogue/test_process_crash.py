@@ -217,6 +217,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "native-abort",
     ),
     ("[node-3:4242] Signal: Aborted (6)", C.PROCESS_CRASH, L.APPLICATION, "native-abort"),
+    # Round 58: vLLM's engine-core process gone.
+    (
+        "(APIServer pid=83023) ERROR 02-23 18:49:03 [async_llm.py:704] vllm.v1.engine.exceptions.EngineDeadError: "
+        "EngineCore encountered an issue. See stack trace (above) for the root cause.",
+        C.PROCESS_CRASH,
+        L.AMBIGUOUS,
+        "engine-core-died",
+    ),
 ]
 
 

@@ -669,6 +669,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SCHEDULER,
         "flux-job-limit",
     ),
+    # Round 58: Compute Engine reclaiming a Spot VM.
+    (
+        "systemevent-1746631209934-6348d44d25ec7  compute.instances.preempted  us-central1-a/instances/gke-pool-1  200  "
+        "DONE  2025-05-07T08:20:20.201-07:00",
+        C.SCHEDULER_LIMIT,
+        L.SCHEDULER,
+        "node-reclaimed",
+    ),
 ]
 
 

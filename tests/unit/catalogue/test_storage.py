@@ -759,9 +759,9 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "kernel-block-io-error",
     ),
     # Round 51: md unable to start an array; smartd's failed self-test; an SMB server gone silent; a parquet file cut short.
-    ("[ 30.1] md/raid:md0: cannot start dirty degraded array.", C.STORAGE, L.HARDWARE, "raid-member-failed"),
-    ("[ 30.1] md/raid:md0: not enough operational devices (2/4 failed)", C.STORAGE, L.HARDWARE, "raid-member-failed"),
-    ("[ 30.2] md/raid10:md1: failed to run raid set.", C.STORAGE, L.HARDWARE, "raid-member-failed"),
+    ("[ 30.1] md/raid:md0: cannot start dirty degraded array.", C.STORAGE, L.STORAGE, "raid-member-failed"),
+    ("[ 30.1] md/raid:md0: not enough operational devices (2/4 failed)", C.STORAGE, L.STORAGE, "raid-member-failed"),
+    ("[ 30.2] md/raid10:md1: failed to run raid set.", C.STORAGE, L.STORAGE, "raid-member-failed"),
     (
         "smartd[900]: Device: /dev/sdb [SAT], Self-Test Log error count increased from 0 to 1",
         C.STORAGE,
@@ -835,8 +835,8 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "parallel-fs-error",
     ),
-    ("A DegradedArray event had been detected on md device /dev/md/1.", C.STORAGE, L.HARDWARE, "raid-member-failed"),
-    ("      12581816 blocks super 1.2 [2/1] [_U]", C.STORAGE, L.HARDWARE, "raid-member-failed"),
+    ("A DegradedArray event had been detected on md device /dev/md/1.", C.STORAGE, L.STORAGE, "raid-member-failed"),
+    ("      12581816 blocks super 1.2 [2/1] [_U]", C.STORAGE, L.STORAGE, "raid-member-failed"),
     # Round 53: smartctl's verdict that the drive is failing.
     ("SMART overall-health self-assessment test result: FAILED!", C.STORAGE, L.STORAGE, "kernel-block-io-error"),
     # Round 54: ext4 carrying errors; dm-thin out of space; NFS's RPC layer; mount.cifs; HTCondor's transfer.
@@ -909,6 +909,41 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "disk-full",
     ),
+    # Round 58: md's kick as 2.6 kernels printed it; HTCondor's transfer error; LANL's serverless domain; a mount unit.
+    ("[ 6782.323751] raid1: Disk failure on sdb1, disabling device.", C.STORAGE, L.STORAGE, "raid-member-failed"),
+    (
+        "\t\tError from slot1_8@exec12.example.edu: STARTER at 10.0.58.19 failed to receive file "
+        "/var/lib/condor/execute/slot1/dir_2198784/data.tar.gz: FILETRANSFER:1:non-zero exit(13312) from "
+        "/usr/libexec/condor/curl_plugin",
+        C.STORAGE,
+        L.STORAGE,
+        "htcondor-transfer-failed",
+    ),
+    (
+        "2594700 node-12 clusterfilesystem clusterfilesystem.no_server 1074279100 1 ClusterFileSystem: There is no "
+        "server for ServerFileSystem domain storage17",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
+    (
+        "May 10 15:17:51 n3 systemd[1]: scratch.mount: Mounting timed out. Terminating.",
+        C.STORAGE,
+        L.STORAGE,
+        "shared-fs-mount-failed",
+    ),
+    (
+        "May 10 15:17:51 n3 systemd[1]: scratch.mount: Mount process exited, code=killed, status=15/TERM",
+        C.STORAGE,
+        L.STORAGE,
+        "shared-fs-mount-failed",
+    ),
+    (
+        "May 10 15:17:51 n3 systemd[1]: scratch.mount: Failed with result 'timeout'.",
+        C.STORAGE,
+        L.STORAGE,
+        "shared-fs-mount-failed",
+    ),
 ]
 
 
@@ -934,12 +969,12 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
     (
         "[ 88.1] md/raid1:md0: Disk failure on nvme1n1p2, disabling device.",
         C.STORAGE,
-        L.HARDWARE,
+        L.STORAGE,
         "raid-member-failed",
         Onset.SUSPECTED,
     ),
-    ("             State : clean, degraded", C.STORAGE, L.HARDWARE, "raid-member-failed", Onset.SUSPECTED),
-    ("    Failed Devices : 2", C.STORAGE, L.HARDWARE, "raid-member-failed", Onset.SUSPECTED),
+    ("             State : clean, degraded", C.STORAGE, L.STORAGE, "raid-member-failed", Onset.SUSPECTED),
+    ("    Failed Devices : 2", C.STORAGE, L.STORAGE, "raid-member-failed", Onset.SUSPECTED),
     # Round 49: the Fibre Channel transport removing a remote port, QLogic's HBA losing its link.
     (
         "[ 4410.2]  rport-7:0-1: blocked FC remote port time out: removing target and saving binding",
@@ -966,22 +1001,22 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
     (
         "status: One or more devices are faulted in response to persistent errors.",
         C.STORAGE,
-        L.HARDWARE,
+        L.STORAGE,
         "zfs-pool-degraded",
         Onset.SUSPECTED,
     ),
-    (" state: SUSPENDED", C.STORAGE, L.HARDWARE, "zfs-pool-degraded", Onset.SUSPECTED),
+    (" state: SUSPENDED", C.STORAGE, L.STORAGE, "zfs-pool-degraded", Onset.SUSPECTED),
     (
         "\t    sdc     FAULTED     16     0     0  too many errors",
         C.STORAGE,
-        L.HARDWARE,
+        L.STORAGE,
         "zfs-pool-degraded",
         Onset.SUSPECTED,
     ),
     (
         "\tThere are insufficient replicas for the pool to continue functioning.",
         C.STORAGE,
-        L.HARDWARE,
+        L.STORAGE,
         "zfs-pool-degraded",
         Onset.SUSPECTED,
     ),
@@ -1018,14 +1053,14 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
     (
         "Apr 10 15:10:16 nas zed[2509]: eid=15 class=statechange pool='tank' vdev=sdd1 vdev_state=UNAVAIL",
         C.STORAGE,
-        L.HARDWARE,
+        L.STORAGE,
         "zfs-pool-degraded",
         Onset.SUSPECTED,
     ),
     (
         "Apr 10 15:10:16 nas zed[2464]: eid=12 class=vdev.no_replicas pool='tank'",
         C.STORAGE,
-        L.HARDWARE,
+        L.STORAGE,
         "zfs-pool-degraded",
         Onset.SUSPECTED,
     ),
@@ -1033,7 +1068,7 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
     (
         "errors: Permanent errors have been detected in the following files:",
         C.STORAGE,
-        L.HARDWARE,
+        L.STORAGE,
         "zfs-pool-degraded",
         Onset.SUSPECTED,
     ),
@@ -1041,7 +1076,7 @@ LINES_WITH_ONSET: list[tuple[str, FailureClass, CauseLayer, str, Onset]] = [
     (
         "WARNING: Pool 'ost15' has encountered an uncorrectable I/O failure and has been suspended.",
         C.STORAGE,
-        L.HARDWARE,
+        L.STORAGE,
         "zfs-pool-degraded",
         Onset.SUSPECTED,
     ),
@@ -1142,6 +1177,8 @@ NO_FAILURE: list[str] = [
     "ata1: COMRESET failed (errno=-16)",
     "[   63.1] ata5: softreset failed (1st FIS failed)",
     "ata5: link online but 1 devices misclassified, retrying",
+    # Round 58: a mount unit that did its job.
+    "May 10 15:17:51 n3 systemd[1]: scratch.mount: Deactivated successfully.",
 ]
 
 
