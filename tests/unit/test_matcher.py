@@ -773,6 +773,9 @@ FAILURES = [
     ("vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.", "engine-core-died"),
     ("Fatal Hypervisor Maintenance interrupt [Not recovered]", "powernv-hmi-fatal"),
     ("Reason:           OutOfmemory", "k8s-admission-out-of-resource"),
+    ("TimeoutError: RPC call to execute_model timed out.", "engine-rpc-timeout"),
+    ('queue instance "all.q@node001" dropped because it is temporarily not available', "sge-queue-unavailable"),
+    ("Post job file processing error; job 12.pbs on host n3", "pbs-stageout-failed"),
 ]
 
 # Lines that look close to a failure and are not one.
@@ -950,6 +953,10 @@ TRACEBACK_VETOES = [
     (
         "INFO:nemo.utils.import_utils:Import of fused_gelu from m.f failed with: Traceback (most recent call last):",
         "optional-import-logged",
+    ),
+    (
+        "ERROR:jax._src.xla_bridge:Jax plugin configuration error: Exception when calling jax_plugins.xla_cuda12.initialize()",
+        "jax-plugin-init-logged",
     ),
 ]
 

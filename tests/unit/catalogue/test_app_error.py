@@ -692,6 +692,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "checkpoint-load-failed",
     ),
+    # Round 59: Open MPI's launcher naming the first process that exited non-zero.
+    (
+        "mpiexec detected that one or more processes exited with non-zero status, thus causing",
+        C.APP_ERROR,
+        L.APPLICATION,
+        "launcher-child-exited",
+    ),
 ]
 
 

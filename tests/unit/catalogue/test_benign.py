@@ -302,6 +302,13 @@ BENIGN: list[str] = [
     "  [[Forward compatibility was attempted on non supported HW (CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE) "
     "cuInit()=804]]\n"
     "  See https://docs.nvidia.com/deploy/cuda-compatibility/ for details.",
+    # Round 59: JAX's CUDA plugin on a node without a GPU, logged with its traceback; JAX goes on on the CPU.
+    "ERROR:2026-01-30 07:41:46,407:jax._src.xla_bridge:477: Jax plugin configuration error: Exception when calling "
+    "jax_plugins.xla_cuda12.initialize()\n"
+    "Traceback (most recent call last):\n"
+    '  File "/opt/jax/_src/xla_bridge.py", line 475, in discover_pjrt_plugins\n'
+    "    plugin_module.initialize()\n"
+    "RuntimeError: jaxlib/cuda/versions_helpers.cc:113: operation cuInit(0) failed: CUDA_ERROR_NO_DEVICE",
 ]
 
 

@@ -817,6 +817,19 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "accelerator-init-failed",
     ),
+    # Round 59: rocminfo without the amdgpu kernel module.
+    (
+        "ROCk module is NOT loaded, possibly no GPU devices",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "rocm-device-unreachable",
+    ),
+    (
+        "Unable to open /dev/kfd read-write: No such file or directory",
+        C.GPU_HARDWARE,
+        L.SYSTEM_SOFTWARE,
+        "rocm-device-unreachable",
+    ),
 ]
 
 

@@ -111,6 +111,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "extension-build-lock-wait",
     ),
+    # Round 59: vLLM's executor giving up on a worker.
+    (
+        "ERROR 09-06 04:14:11 [core.py:640] TimeoutError: RPC call to execute_model timed out.",
+        C.HANG,
+        L.AMBIGUOUS,
+        "engine-rpc-timeout",
+    ),
 ]
 
 

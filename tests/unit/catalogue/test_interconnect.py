@@ -747,6 +747,21 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "rdma-connect-setup-failed",
     ),
+    # Round 59: Blue Gene/L's links that did not train; the LANL clusters' interface failure finder.
+    (
+        "- 1123614572 2005.08.09 R00-M0-N6-C:J03-U11 2005-08-09-12.09.32.252222 R00-M0-N6-C:J03-U11 RAS KERNEL FATAL "
+        "rts tree/torus link training failed: wanted: B C X+ X- Y+ Y- Z+ Z- got: B C X- Y- Z+ Z-",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "nic-link-down",
+    ),
+    (
+        "365200 node-12 unix.hw net.niff.down 1085075300 1 NIFF: node node-12 detected a failed network connection on "
+        "network 10.5.224.0 via interface alt0",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "nic-link-down",
+    ),
 ]
 
 

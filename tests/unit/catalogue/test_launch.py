@@ -1578,6 +1578,34 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "k8s-admission-out-of-resource",
     ),
     ("Reason:           OutOfcpu", C.LAUNCH, L.SCHEDULER, "k8s-admission-out-of-resource"),
+    # Round 59: a device the hook cannot find; Apptainer's verbose fatal; Podman's locks; clouds without capacity.
+    (
+        "nvidia-container-cli: device error: no-gpu-has-128MiB-to-run: unknown device: unknown",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
+    (
+        "FATAL   [U=0,P=426377]     Master()                      container creation failed: while applying cgroups "
+        "config: unable to start unit",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
+    (
+        "Error: allocating lock for new container: allocation failed; exceeded num_locks (2048)",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "container-start-failed",
+    ),
+    (
+        "Error: Compute.OverconstrainedAllocationRequest : The VM size (or combination of VM sizes) required by this "
+        "deployment cannot be provisioned due to deployment request constraints.",
+        C.LAUNCH,
+        L.SCHEDULER,
+        "cloud-capacity-unavailable",
+    ),
+    ("Errors: p5.48xlarge in aws/us-west-1: NoCapacityError.", C.LAUNCH, L.SCHEDULER, "cloud-capacity-unavailable"),
 ]
 
 

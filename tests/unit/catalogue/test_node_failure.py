@@ -1201,6 +1201,19 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "k8s-device-admission-failed",
     ),
+    # Round 59: GPFS recovering nodes it declared dead; Grid Engine's host that does not report.
+    (
+        "Mon Jun 25 22:23:38.338 2018: Recovering nodes: 10.114.132.109",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        "gpfs-node-expelled",
+    ),
+    (
+        '    scheduling info:            queue instance "all.q@node001" dropped because it is temporarily not available',
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "sge-queue-unavailable",
+    ),
 ]
 
 
@@ -1336,6 +1349,7 @@ NAMED_NODES: list[tuple[str, str]] = [
         "node7",
     ),
     ("3.201s: job.exception f8ez type=exec severity=0 node failure on node7 (rank 6)", "node7"),
+    ('queue instance "gpu.q@gn12" dropped because it is temporarily not available', "gn12"),
 ]
 
 
@@ -1472,6 +1486,7 @@ NO_FAILURE: list[str] = [
     "Harmless Hypervisor Maintenance interrupt [Recovered]",
     " Error detail: Processor Recovery done",
     "slurmd.service: Deactivated successfully.",
+    '    scheduling info:            queue instance "all.q@node001" dropped because it is disabled',
 ]
 
 

@@ -944,6 +944,27 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "shared-fs-mount-failed",
     ),
+    # Round 59: a FUSE mount helper that failed; PBS's stage-out; the AWS SDK without its endpoint.
+    (
+        "daemonize.Run: readFromProcess: sub-process: mountWithArgs: mountWithConn: Mount: mount: fusermount: exit "
+        "status 1",
+        C.STORAGE,
+        L.STORAGE,
+        "shared-fs-mount-failed",
+    ),
+    (
+        "Post job file processing error; job 177942309.gadi-pbs on host gadi-cpu-clx-1439",
+        C.STORAGE,
+        L.STORAGE,
+        "pbs-stageout-failed",
+    ),
+    (
+        "tensorflow/core/framework/op_kernel.cc:1273] OP_REQUIRES failed at save_restore_v2_ops.cc:137 : Unknown: : "
+        "Unable to connect to endpoint",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
 ]
 
 
