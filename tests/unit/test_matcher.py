@@ -776,6 +776,10 @@ FAILURES = [
     ("TimeoutError: RPC call to execute_model timed out.", "engine-rpc-timeout"),
     ('queue instance "all.q@node001" dropped because it is temporarily not available', "sge-queue-unavailable"),
     ("Post job file processing error; job 12.pbs on host n3", "pbs-stageout-failed"),
+    (
+        "RAS KERNEL FATAL Error receiving packet on tree network, expecting type 57 instead of type 3",
+        "bgl-tree-packet-error",
+    ),
 ]
 
 # Lines that look close to a failure and are not one.

@@ -638,6 +638,21 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.AMBIGUOUS,
         "peer-runtime-lost",
     ),
+    # Round 59: Blue Gene/L's I/O-node daemon losing the job's control stream (APPREAD, APPSEV, APPTO).
+    (
+        "APPSEV 1132600084 2005.11.21 R14-M0-NC-I:J18-U11 2005-11-21-11.08.04.944948 R14-M0-NC-I:J18-U11 RAS APP FATAL ciod: Error reading message prefix after LOAD_MESSAGE on CioStream socket to "
+        "172.16.96.116:42213: Link has been severed",
+        C.COMM_ERROR,
+        L.AMBIGUOUS,
+        "connection-lost",
+    ),
+    (
+        "APPREAD 1132600084 2005.11.21 R14-M0-NC-I:J18-U11 2005-11-21-11.08.04.944948 R14-M0-NC-I:J18-U11 RAS APP FATAL ciod: failed to read message prefix on control stream (CioStream socket to "
+        "172.16.96.116:33569",
+        C.COMM_ERROR,
+        L.AMBIGUOUS,
+        "connection-lost",
+    ),
 ]
 
 

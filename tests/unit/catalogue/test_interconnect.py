@@ -762,6 +762,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.INFRASTRUCTURE_NETWORK,
         "nic-link-down",
     ),
+    # Round 59: Blue Gene/L's tree network delivering a packet the kernel did not expect (KERNREC).
+    (
+        "KERNREC 1130529611 2005.10.28 R63-M1-N5-C:J17-U01 2005-10-28-13.00.11.719498 R63-M1-N5-C:J17-U01 RAS KERNEL FATAL Error receiving packet on tree network, expecting type 57 instead of type 3",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "bgl-tree-packet-error",
+    ),
 ]
 
 

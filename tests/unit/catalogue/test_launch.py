@@ -1606,6 +1606,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         "cloud-capacity-unavailable",
     ),
     ("Errors: p5.48xlarge in aws/us-west-1: NoCapacityError.", C.LAUNCH, L.SCHEDULER, "cloud-capacity-unavailable"),
+    # Round 59: Blue Gene/L's I/O-node daemon without the job's node map (APPCHILD).
+    (
+        "APPCHILD 1132600084 2005.11.21 R14-M0-NC-I:J18-U11 2005-11-21-11.08.04.944948 R14-M0-NC-I:J18-U11 RAS APP FATAL ciod: Error creating node map from file /p/gb2/maps/8k.map: No child processes",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-launch-failure",
+    ),
 ]
 
 

@@ -1214,6 +1214,19 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "sge-queue-unavailable",
     ),
+    # Round 59: Blue Gene/L's kernel stopping on a data storage interrupt (KERNSTOR) or for a reason code (KERNTERM).
+    (
+        "KERNSTOR 1130529611 2005.10.28 R63-M1-N5-C:J17-U01 2005-10-28-13.00.11.719498 R63-M1-N5-C:J17-U01 RAS KERNEL FATAL data storage interrupt",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        "kernel-hardware-panic",
+    ),
+    (
+        "KERNTERM 1130529611 2005.10.28 R63-M1-N5-C:J17-U01 2005-10-28-13.00.11.719498 R63-M1-N5-C:J17-U01 RAS KERNEL FATAL rts: kernel terminated for reason 1004",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "kernel-fatal",
+    ),
 ]
 
 

@@ -965,6 +965,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "parallel-fs-error",
     ),
+    # Round 59: Blue Gene/L's Lustre mount failure that names the block (KERNMNTF).
+    (
+        "KERNMNTF 1132600084 2005.11.21 R14-M0-NC-I:J18-U11 2005-11-21-11.08.04.944948 R14-M0-NC-I:J18-U11 RAS KERNEL FATAL Lustre mount FAILED : bglio78 : block_id : location",
+        C.STORAGE,
+        L.STORAGE,
+        "shared-fs-mount-failed",
+    ),
 ]
 
 
