@@ -780,6 +780,7 @@ FAILURES = [
         "RAS KERNEL FATAL Error receiving packet on tree network, expecting type 57 instead of type 3",
         "bgl-tree-packet-error",
     ),
+    ("51338 node-3 node psu 1106496000 1 psu failure\\ ambient=28", "lanl-node-event"),
 ]
 
 # Lines that look close to a failure and are not one.

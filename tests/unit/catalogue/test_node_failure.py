@@ -1227,6 +1227,15 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "kernel-fatal",
     ),
+    # Round 59: the LANL clusters' event log: a power supply, a node not responding, a boot that halted.
+    ("51338 node-3 node psu 1106496000 1 psu failure\\ ambient=28", C.NODE_FAILURE, L.HARDWARE, "lanl-node-event"),
+    ("2567354 node-147 node status 1074098611 1 not responding", C.NODE_FAILURE, L.HARDWARE, "lanl-node-event"),
+    (
+        "27373 node-55 action error 1076176599 1 boot (command 2092) Error: HALT asserted\\  cannot continue",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        "lanl-node-event",
+    ),
 ]
 
 
@@ -1363,6 +1372,7 @@ NAMED_NODES: list[tuple[str, str]] = [
     ),
     ("3.201s: job.exception f8ez type=exec severity=0 node failure on node7 (rank 6)", "node7"),
     ('queue instance "gpu.q@gn12" dropped because it is temporarily not available', "gn12"),
+    ("2567354 node-147 node status 1074098611 1 not responding", "node-147"),
 ]
 
 
@@ -1500,6 +1510,8 @@ NO_FAILURE: list[str] = [
     " Error detail: Processor Recovery done",
     "slurmd.service: Deactivated successfully.",
     '    scheduling info:            queue instance "all.q@node001" dropped because it is disabled',
+    "2567400 node-147 node status 1074098700 1 running",
+    "2567401 node-148 node status 1074098700 1 configured out",
 ]
 
 

@@ -972,6 +972,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "shared-fs-mount-failed",
     ),
+    (
+        "134681 node-246 unix.hw state_change.unavailable 1077804742 1 Component State Change: Component "
+        "\\042SCSI-WWID:01000010:6005-08b4-0001-00c6-0006-3000-003d-0000\\042 is in the unavailable state (HWID=1973)",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
 ]
 
 
