@@ -944,6 +944,10 @@ VETOED = [
         "(3 recovered, 0 in progress, and 1 evicted) already passed deadline 0:05",
         "lustre-recovery-window",
     ),
+    (
+        "Dec 10 11:03:53 LabSZ sshd[25457]: fatal: Write failed: Connection reset by peer [preauth]",
+        "sshd-preauth-noise",
+    ),
 ]
 
 

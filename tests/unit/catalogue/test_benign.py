@@ -229,6 +229,12 @@ VETOED: list[tuple[str, str, str | None]] = [
         "lustre-recovery-window",
         "parallel-fs-error",
     ),
+    # Round 59: sshd's pre-authentication child, a client that never logged in.
+    (
+        "Dec 10 11:03:53 LabSZ sshd[25457]: fatal: Write failed: Connection reset by peer [preauth]",
+        "sshd-preauth-noise",
+        "connection-lost",
+    ),
 ]
 
 
