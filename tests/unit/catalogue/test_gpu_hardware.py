@@ -830,6 +830,20 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "rocm-device-unreachable",
     ),
+    # Round 60: the TPU runtime without its device node; Neuron's runtime daemon whose first command timed out.
+    (
+        "E tensorflow/core/distributed_runtime/rpc/grpc_server_lib.cc:561] Invalid argument: Invalid fd: -1; Couldn't "
+        "open device: /dev/accel0 (Operation not permitted); Unable to create Node RegisterInterface for node 0",
+        C.GPU_HARDWARE,
+        L.AMBIGUOUS,
+        "accelerator-init-failed",
+    ),
+    (
+        "Jan 08 21:53:19 ip-10-0-0-31 nrtd[4154]: **[hal] request seq: 2, cmd: 1 timed out**",
+        C.GPU_HARDWARE,
+        L.AMBIGUOUS,
+        "accelerator-init-failed",
+    ),
 ]
 
 

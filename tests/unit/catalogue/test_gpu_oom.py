@@ -419,6 +419,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "cuda-oom",
     ),
+    # Round 60: PyTorch's OutOfMemoryError as Ray re-raises it in the caller.
+    (
+        "ray.exceptions.RayTaskError(OutOfMemoryError): ray::main_task() (pid=508648, ip=10.1.200.6)",
+        C.GPU_OOM,
+        L.APPLICATION,
+        "cuda-oom",
+    ),
 ]
 
 

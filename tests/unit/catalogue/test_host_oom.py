@@ -553,6 +553,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "host-alloc-failed",
     ),
+    # Round 60: GNU OpenMP unable to start a thread.
+    (
+        "libgomp: Thread creation failed: Resource temporarily unavailable",
+        C.HOST_OOM,
+        L.APPLICATION,
+        "host-alloc-failed",
+    ),
 ]
 
 

@@ -769,6 +769,14 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.INFRASTRUCTURE_NETWORK,
         "bgl-tree-packet-error",
     ),
+    # Round 60: the LANL event log's switch with a link error on its broadcast tree.
+    (
+        "26281 Interconnect-0T00 switch_module bcast-error 1124878893 1 Link error on broadcast tree "
+        "Interconnect-0T00:00:2:1",
+        C.INTERCONNECT,
+        L.INFRASTRUCTURE_NETWORK,
+        "nic-link-down",
+    ),
 ]
 
 

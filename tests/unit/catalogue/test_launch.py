@@ -1613,6 +1613,26 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.SYSTEM_SOFTWARE,
         "mpi-launch-failure",
     ),
+    # Round 60: libtpu's held lock; an image without the node's platform; Open MPI's TCP transport at wire-up.
+    (
+        "I0000 00:00:1649423660.053391 1924758 f236.cc:165] libtpu.so already in use by another process probably owned "
+        "by another user.",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "jax-tpu-backend-init",
+    ),
+    (
+        "no matching manifest for linux/arm64 in the manifest list entries",
+        C.LAUNCH,
+        L.APPLICATION,
+        "container-gpu-unsupported",
+    ),
+    (
+        "WARNING: Open MPI failed to TCP connect to a peer MPI process.  This",
+        C.LAUNCH,
+        L.SYSTEM_SOFTWARE,
+        "mpi-launch-failure",
+    ),
 ]
 
 

@@ -1236,6 +1236,20 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.HARDWARE,
         "lanl-node-event",
     ),
+    # Round 60: slurmd's GPU core affinity that does not fit the sockets; squeue's NODE_FAIL state.
+    (
+        "error: _check_core_range_matches_sock: gres/gpu GRES autodetected core affinity 0-7 on node node0 doesn't "
+        "match socket boundaries. (Socket 0 is cores 0-1)",
+        C.NODE_FAILURE,
+        L.SYSTEM_SOFTWARE,
+        "slurm-node-invalid",
+    ),
+    (
+        "                 2   compute     wrap   ubuntu NF       2:55      1 ip-10-0-2-231",
+        C.NODE_FAILURE,
+        L.HARDWARE,
+        "slurm-job-node-fail",
+    ),
 ]
 
 
@@ -1512,6 +1526,7 @@ NO_FAILURE: list[str] = [
     '    scheduling info:            queue instance "all.q@node001" dropped because it is disabled',
     "2567400 node-147 node status 1074098700 1 running",
     "2567401 node-148 node status 1074098700 1 configured out",
+    "                 2   compute     wrap   ubuntu  R       2:55      1 ip-10-0-2-231",
 ]
 
 

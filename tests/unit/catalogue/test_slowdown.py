@@ -140,6 +140,13 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.APPLICATION,
         "vllm-kv-cache-preemption",
     ),
+    # Round 60: NeMo's straggler detection.
+    (
+        "[NeMo E 2025-03-07 22:43:58 straggler_det_callback:239] Detected stragglers. Terminating training...",
+        C.SLOWDOWN,
+        L.HARDWARE,
+        "straggler-detected",
+    ),
 ]
 
 

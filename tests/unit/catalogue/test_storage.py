@@ -979,6 +979,23 @@ LINES: list[tuple[str, FailureClass, CauseLayer, str]] = [
         L.STORAGE,
         "parallel-fs-error",
     ),
+    # Round 60: a LANL domain no longer served; iSCSI giving up on its session; TensorFlow's checkpoint checksum.
+    (
+        "156291 node-D7 clusterfilesystem clusterfilesystem.not_served 1077864767 1 ClusterFileSystem: "
+        "ServerFileSystem domain storage1422 is no longer served by node node-245",
+        C.STORAGE,
+        L.STORAGE,
+        "parallel-fs-error",
+    ),
+    ("[  120.3] session7: session recovery timed out after 120 secs", C.STORAGE, L.STORAGE, "san-path-failed"),
+    ("[  120.3] sd 2:0:0:1: Device offlined - not ready after error recovery", C.STORAGE, L.STORAGE, "san-path-failed"),
+    (
+        "DataLossError (see above for traceback): Checksum does not match: stored 1669981049 vs. calculated on the "
+        "restored bytes 3056795359",
+        C.STORAGE,
+        L.STORAGE,
+        "io-error",
+    ),
 ]
 
 
