@@ -117,6 +117,15 @@ NAMING_A_HOST = [
     ),
     ("[2026-03-01T10:00:00.003] update_node: node {host} reason set to: Low RealMemory", "slurm-node-invalid"),
     ("03/01/2026 10:00:01  S    unable to run job, send to MOM '{host}' failed", "pbs-mom-unreachable"),
+    # Round 59: Grid Engine's scheduling info; round 57: Flux's shell left with unkillable processes.
+    (
+        '    scheduling info:  queue instance "all.q@{host}" dropped because it is temporarily not available',
+        "sge-queue-unavailable",
+    ),
+    (
+        "3.201s: job.exception f8ez type=exec severity=0 shell exited with unkillable processes on {host} (rank 6)",
+        "slurm-node-failure",
+    ),
 ]
 
 
